@@ -1,0 +1,81 @@
+#include "data_options.hpp"
+
+#include <iostream>
+
+namespace maskgat::app {
+
+void add_data_options(CLI::App& command, DataOptions& options) {
+  auto& files = options.files;
+  auto& load = options.load;
+  auto& limits = load.read.limits;
+  auto* dataset = command.add_option(
+      "--dataset", options.dataset,
+      "Built-in dataset: cora, citeseer, pubmed, or synthetic:nodes=N,degree=D,features=F,"
+      "classes=K[,seed=S][,homophily=H]");
+  command.add_option("--data-dir", options.data_dir,
+                     "Data directory (default: $MASKGAT_DATA_DIR, else the source tree's "
+                     "datasets/)");
+  command.add_option("--source", options.source, "Files of the built-in datasets")
+      ->check(CLI::IsMember({"planetoid", "linqs"}))
+      ->capture_default_str();
+  auto* graph = command.add_option(
+      "--graph", files.graph,
+      "Own graph file: .graphml, .dot/.gv, anything else an edge list 'src dst [weight]'");
+  dataset->excludes(graph);
+  command.add_option("--format", files.format, "Graph file format")
+      ->check(CLI::IsMember({"auto", "edgelist", "graphml", "dot"}))
+      ->capture_default_str()
+      ->needs(graph);
+  command.add_option("--features", files.features,
+                     "CSV/TSV features with a header 'node,<names...>'; defines the nodes")
+      ->needs(graph);
+  command.add_option("--labels", files.labels, "Labels file, 'node label' per line")->needs(graph);
+  command.add_option("--split", files.split, "Split file, 'node train|val|test' per line")
+      ->needs(graph);
+  command.add_flag("--undirected", files.undirected, "Add the reverse of every edge")
+      ->needs(graph);
+  command.add_flag("--numeric-ids", files.numeric_ids, "Node tokens are 0-based integer ids")
+      ->needs(graph);
+  command.add_option("--num-nodes", files.num_nodes,
+                     "With --numeric-ids: the node count (default: largest id + 1)")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(graph);
+  command.add_flag("--strict", load.read.strict,
+                   "Treat merged or dropped input (duplicates, unknown citations) as errors");
+  command.add_option("--seed", load.seed, "Seed of random splits and synthetic data")
+      ->capture_default_str();
+  command.add_option("--max-nodes", limits.max_nodes, "Reader limit: nodes")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("--max-edges", limits.max_edges, "Reader limit: edges")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("--max-features", limits.max_features, "Reader limit: feature width")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("--max-file-bytes", limits.max_file_bytes,
+                     "Reader limit: size of GraphML and DOT files")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("--max-nesting-depth", limits.max_nesting_depth,
+                     "Reader limit: nesting in GraphML and DOT files")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.callback([dataset, graph] {
+    if (dataset->count() == 0 && graph->count() == 0) {
+      throw CLI::RequiredError("--dataset or --graph");
+    }
+  });
+}
+
+Dataset load_data(DataOptions& options) {
+  auto& load = options.load;
+  load.source = options.source == "linqs" ? DatasetSource::kLinqs : DatasetSource::kPlanetoid;
+  load.data_dir = resolve_data_dir(options.data_dir, MASKGAT_DEFAULT_DATA_DIR);
+  Dataset dataset = options.dataset.empty() ? load_files(options.files, load)
+                                            : load_dataset(options.dataset, load);
+  for (const auto& note : dataset.notes) std::cerr << "note: " << note << '\n';
+  return dataset;
+}
+
+}  // namespace maskgat::app

@@ -1,0 +1,21 @@
+#pragma once
+// `maskgat info`: dataset statistics as key: value lines or JSON.
+
+#include <CLI/CLI.hpp>
+
+#include "data_options.hpp"
+
+namespace maskgat::app {
+
+struct InfoOptions {
+  DataOptions data;
+  bool json = false;
+};
+
+// Registers the `info` subcommand on `app`.
+void add_info_command(CLI::App& app, InfoOptions& options);
+
+// Runs it; returns the exit code.
+int run_info(InfoOptions& options);
+
+}  // namespace maskgat::app

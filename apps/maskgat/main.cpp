@@ -1,0 +1,49 @@
+// maskgat: the command-line front end of the library.
+//
+// Exit codes: 0 success; 1 bad data or I/O (a missing, unreadable or malformed input file);
+// 2 bad usage (unknown option, missing or invalid value).
+
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+
+#include "info.hpp"
+#include "maskgat/core/error.hpp"
+
+namespace {
+
+constexpr int kExitData = 1;
+constexpr int kExitUsage = 2;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("MaskGAT: graph attention networks on sparse masked attention", "maskgat");
+  app.require_subcommand(1);
+  app.footer("Exit codes: 0 success, 1 bad data or I/O, 2 bad usage.");
+  maskgat::app::InfoOptions info;
+  maskgat::app::add_info_command(app, info);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForAllHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    app.exit(error);
+    return kExitUsage;
+  }
+  try {
+    if (app.got_subcommand("info")) return maskgat::app::run_info(info);
+  } catch (const maskgat::InvalidArgument& error) {
+    std::cerr << "error: " << error.what() << '\n';
+    return kExitUsage;
+  } catch (const maskgat::Error& error) {
+    std::cerr << "error: " << error.what() << '\n';
+    return kExitData;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory\n";
+    return kExitData;
+  }
+  return kExitUsage;
+}

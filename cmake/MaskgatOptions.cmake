@@ -1,0 +1,17 @@
+# Compiler settings applied to MaskGAT's own targets only (never to dependencies or users).
+include_guard(GLOBAL)
+
+add_library(maskgat_options INTERFACE)
+target_compile_features(maskgat_options INTERFACE cxx_std_20)
+target_compile_options(maskgat_options INTERFACE
+  $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion>
+  # GCC 12's -Wrestrict misfires inside libstdc++'s `"literal" + std::string` at -O2 and above
+  # (GCC bug 105329); it reports libstdc++'s memcpy, never our code.
+  $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>
+  $<$<AND:$<BOOL:${MASKGAT_WARNINGS_AS_ERRORS}>,$<CXX_COMPILER_ID:GNU,Clang>>:-Werror>
+  $<$<BOOL:${MASKGAT_NATIVE}>:-march=native>)
+if(MASKGAT_SANITIZE)
+  target_compile_options(maskgat_options INTERFACE
+    -fsanitize=${MASKGAT_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  target_link_options(maskgat_options INTERFACE -fsanitize=${MASKGAT_SANITIZE})
+endif()

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Makes the public citation datasets available in a MaskGAT data directory.
+#
+#   datasets/fetch.sh [--from DIR] [--dest DIR] [--allow-missing] [cora|citeseer|pubmed ...]
+#
+# --from DIR       copy from a local mirror with the same layout (planetoid/, linqs/) instead of
+#                  downloading; default $MASKGAT_DATA_MIRROR when set
+# --dest DIR       data directory to fill; default $MASKGAT_DATA_DIR, else this script's folder
+# --allow-missing  a file the source does not have is a warning, not an error (PubMed's
+#                  ind.pubmed.allx is missing from some mirrors)
+#
+# Every file is checked against SHA256SUMS beside this script. A file already in place with the
+# right checksum is kept; a new copy is written to a temporary file in the destination folder,
+# verified, and only then renamed over the old one, so a good file is never replaced by a bad
+# one. Exit status: 0 when every requested file is in place and verified (or, with
+# --allow-missing, unavailable from the source), 1 otherwise, 2 for bad usage.
+set -euo pipefail
+
+script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+sums="$script_dir/SHA256SUMS"
+planetoid_url="https://github.com/kimiyoung/planetoid/raw/master/data"
+linqs_url="https://linqs-data.soe.ucsc.edu/public/lbc"
+
+from="${MASKGAT_DATA_MIRROR:-}"
+dest="${MASKGAT_DATA_DIR:-$script_dir}"
+allow_missing=0
+names=()
+usage() { sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --from) [ $# -ge 2 ] || usage; from="$2"; shift 2 ;;
+    --dest) [ $# -ge 2 ] || usage; dest="$2"; shift 2 ;;
+    --allow-missing) allow_missing=1; shift ;;
+    -h|--help) usage ;;
+    cora|citeseer|pubmed) names+=("$1"); shift ;;
+    *) echo "fetch.sh: unknown argument '$1': expected --from, --dest, --allow-missing, cora, citeseer or pubmed" >&2; exit 2 ;;
+  esac
+done
+[ ${#names[@]} -gt 0 ] || names=(cora citeseer pubmed)
+if [ -n "$from" ] && [ ! -d "$from" ]; then
+  echo "fetch.sh: mirror '$from' is not a directory" >&2
+  exit 1
+fi
+
+expected_sum() { awk -v f="$1" '$2 == f { print $1 }' "$sums"; }
+checksum_ok() { [ -f "$2" ] && [ "$(sha256sum "$2" | cut -d' ' -f1)" = "$(expected_sum "$1")" ]; }
+
+failed=0
+missing=0
+tmpdir="$(mktemp -d)"
+trap 'rm -rf "$tmpdir"' EXIT
+
+# install REL SOURCE_FILE: verifies SOURCE_FILE against REL's checksum and moves it into place.
+install_file() {
+  local rel="$1" source="$2" target="$dest/$1"
+  mkdir -p "$(dirname "$target")"
+  local partial
+  partial="$(mktemp "$(dirname "$target")/.fetch.XXXXXX")"
+  cp "$source" "$partial"
+  if checksum_ok "$rel" "$partial"; then
+    mv -f "$partial" "$target"
+    echo "ok       $rel"
+  else
+    rm -f "$partial"
+    echo "BAD      $rel: sha256 differs from SHA256SUMS; kept what was there" >&2
+    failed=1
+  fi
+}
+
+unavailable() {
+  if [ "$allow_missing" -eq 1 ]; then
+    echo "missing  $1: not available from ${from:-the download source} (allowed)" >&2
+    missing=1
+  else
+    echo "MISSING  $1: not available from ${from:-the download source}" >&2
+    failed=1
+  fi
+}
+
+download() {
+  if command -v curl >/dev/null; then
+    curl -fsSL --retry 2 -o "$2" "$1"
+  elif command -v wget >/dev/null; then
+    wget -q -O "$2" "$1"
+  else
+    echo "fetch.sh: neither curl nor wget is installed" >&2
+    return 1
+  fi
+}
+
+fetch_file() {
+  local rel="$1"
+  if checksum_ok "$rel" "$dest/$rel"; then
+    echo "present  $rel"
+    return
+  fi
+  if [ -n "$from" ]; then
+    if [ -f "$from/$rel" ]; then install_file "$rel" "$from/$rel"; else unavailable "$rel"; fi
+    return
+  fi
+  case "$rel" in
+    planetoid/*)
+      if download "$planetoid_url/$(basename "$rel")" "$tmpdir/file"; then
+        install_file "$rel" "$tmpdir/file"
+      else
+        unavailable "$rel"
+      fi ;;
+    linqs/*)
+      local name archive
+      name="$(basename "$(dirname "$rel")")"
+      archive="$tmpdir/$name.tgz"
+      if [ ! -d "$tmpdir/$name" ]; then
+        if download "$linqs_url/$name.tgz" "$archive" &&
+           checksum_ok "linqs/archives/$name.tgz" "$archive"; then
+          tar -xzf "$archive" -C "$tmpdir"
+        else
+          unavailable "$rel"
+          return
+        fi
+      fi
+      install_file "$rel" "$tmpdir/$name/$(basename "$rel")" ;;
+  esac
+}
+
+for name in "${names[@]}"; do
+  for part in x tx allx y ty ally graph test.index; do fetch_file "planetoid/ind.$name.$part"; done
+  if [ "$name" != pubmed ]; then
+    for ext in content cites; do fetch_file "linqs/$name/$name.$ext"; done
+  fi
+done
+
+if [ "$failed" -ne 0 ]; then
+  echo "fetch.sh: some files are missing or corrupt (see above)" >&2
+  exit 1
+fi
+if [ "$missing" -ne 0 ]; then
+  echo "fetch.sh: done; the files marked missing are unavailable (PubMed's features need ind.pubmed.allx)" >&2
+fi
+echo "fetch.sh: data directory $dest"

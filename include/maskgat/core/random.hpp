@@ -1,0 +1,41 @@
+#pragma once
+/// @file
+/// Seeded, platform-independent random numbers.
+///
+/// All randomness in MaskGAT comes from an explicit `Rng` (or from `counter_hash` inside parallel
+/// loops), never from `std::rand`, Eigen's `Random()` or the implementation-defined
+/// `std::*_distribution`s, so a seed gives the same numbers with every compiler and thread count.
+
+#include <cstdint>
+
+namespace maskgat {
+
+/// SplitMix64 finaliser of (`seed`, `stream`, `counter`): a counter-based random 64-bit value.
+/// Used where draws happen inside parallel loops, keyed by e.g. (seed, step, element id), so the
+/// result does not depend on scheduling.
+[[nodiscard]] std::uint64_t counter_hash(std::uint64_t seed, std::uint64_t stream,
+                                         std::uint64_t counter) noexcept;
+
+/// A sequential generator (xoshiro256**, seeded through SplitMix64).
+/// Not thread-safe: give each task its own, or use `counter_hash`.
+class Rng {
+ public:
+  /// Seeds the four state words from `seed` with SplitMix64.
+  explicit Rng(std::uint64_t seed) noexcept;
+
+  /// The next raw 64-bit value.
+  std::uint64_t next_u64() noexcept;
+  /// Uniform double in [0, 1) with 53 random bits.
+  double uniform() noexcept;
+  /// Uniform integer in [0, bound) without modulo bias; `bound` must be positive.
+  std::uint64_t uniform_int(std::uint64_t bound) noexcept;
+  /// Standard normal deviate (Marsaglia's polar method).
+  double normal() noexcept;
+
+ private:
+  std::uint64_t state_[4];
+  double spare_normal_ = 0.0;
+  bool has_spare_normal_ = false;
+};
+
+}  // namespace maskgat

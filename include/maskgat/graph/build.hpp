@@ -1,0 +1,52 @@
+#pragma once
+/// @file
+/// Building a `Graph` from edge pairs and editing it: self-loops, symmetrisation, duplicate
+/// merging. Every operation returns the new graph together with what it changed.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "maskgat/core/types.hpp"
+#include "maskgat/graph/graph.hpp"
+
+namespace maskgat {
+
+/// Edges as parallel arrays, in any order, possibly with duplicates: edge `k` is
+/// `sources[k] -> targets[k]` with weight `weights[k]` (weights empty for an unweighted graph).
+struct EdgeList {
+  std::vector<NodeId> sources;
+  std::vector<NodeId> targets;
+  std::vector<float> weights;
+};
+
+/// A built or edited graph and the number of edges the operation added and removed.
+struct GraphEdit {
+  Graph graph;
+  EdgeId added = 0;    ///< edges inserted (self-loops, reverse edges)
+  EdgeId removed = 0;  ///< edges dropped (duplicates merged, self-loops removed)
+};
+
+/// Builds a simple graph on `num_nodes` nodes from `edges`, grouping by destination through
+/// `boost::compressed_sparse_row_graph`. Duplicate edges are merged, keeping the weight of the
+/// first occurrence in input order; `removed` counts the merged copies.
+/// @throws InvalidArgument if the arrays differ in length, a weight is not finite, or
+///         `num_nodes` is outside [0, 2^31 - 1]; IndexError for an id outside [0, num_nodes).
+/// Cost O(N + E log d_max), serial.
+[[nodiscard]] GraphEdit build_graph(std::int64_t num_nodes, const EdgeList& edges);
+
+/// Adds the loop `i -> i` to every node that lacks one (idempotent, as PyG's
+/// `add_remaining_self_loops`); new loops get weight `loop_weight` in a weighted graph.
+[[nodiscard]] GraphEdit add_self_loops(const Graph& graph, float loop_weight = 1.0F);
+
+/// Removes every self-loop.
+[[nodiscard]] GraphEdit remove_self_loops(const Graph& graph);
+
+/// Adds `j -> i` for every edge `i -> j` that has no reverse; a new reverse edge copies the
+/// weight of its forward edge. Existing reverse pairs keep their own weights.
+[[nodiscard]] GraphEdit symmetrize(const Graph& graph);
+
+/// The edges of `graph` in destination-major order (the inverse of `build_graph`).
+[[nodiscard]] EdgeList to_edge_list(const Graph& graph);
+
+}  // namespace maskgat

@@ -1,0 +1,125 @@
+#pragma once
+/// @file
+/// `Dataset`, the one value every app and test uses, how to load one by name or from files, and
+/// the statistics `maskgat info` prints for every source alike.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "maskgat/graph/graph.hpp"
+#include "maskgat/io/features.hpp"
+#include "maskgat/io/limits.hpp"
+#include "maskgat/io/splits.hpp"
+
+namespace maskgat {
+
+/// A node-classification dataset.
+struct Dataset {
+  std::string name;
+  Graph graph;
+  /// N x F features; N x 0 when the source has none (see `missing_features`).
+  FeatureMatrix features;
+  /// Why features are unavailable (e.g. PubMed's `ind.pubmed.allx` is not mirrored); empty when
+  /// they are loaded.
+  std::string missing_features;
+  /// Feature column names when the source has them, else empty.
+  std::vector<std::string> feature_names;
+  /// Class id per node, -1 for unlabelled nodes (N entries).
+  std::vector<std::int32_t> labels;
+  /// Name of every class id.
+  std::vector<std::string> class_names;
+  /// Name of every node (N entries).
+  std::vector<std::string> node_names;
+  /// Split part of every node (N entries).
+  std::vector<SplitPart> split;
+  /// What the loaders merged or dropped.
+  Notes notes;
+
+  [[nodiscard]] std::int32_t num_classes() const noexcept {
+    return static_cast<std::int32_t>(class_names.size());
+  }
+  /// Ids of the nodes in `part`, ascending.
+  [[nodiscard]] std::vector<NodeId> nodes_in(SplitPart part) const;
+  /// Throws `Error` with `missing_features` when features are unavailable.
+  void require_features() const;
+};
+
+/// Where the built-in datasets come from.
+enum class DatasetSource { kPlanetoid, kLinqs };
+
+/// Options for `load_dataset` and `load_files`.
+struct DatasetOptions {
+  /// Data directory with the mirror's layout (`planetoid/ind.cora.x`, `linqs/cora/...`).
+  std::filesystem::path data_dir;
+  DatasetSource source = DatasetSource::kPlanetoid;
+  /// Fail when features are unavailable (PubMed) instead of loading without them.
+  bool require_features = true;
+  /// Row-normalise features (`FeatureMatrix::normalize_rows`).
+  bool normalize_features = false;
+  /// Seed of random splits (LINQS, own files without a split); a synthetic graph takes graph,
+  /// features and split from the `seed=` of its spec instead.
+  std::uint64_t seed = 0;
+  RandomSplitSizes split_sizes;
+  ReadOptions read;
+};
+
+/// Own data: a graph file plus optional features, labels and split files.
+struct FileSources {
+  std::filesystem::path graph;
+  /// `auto` (by extension: `.graphml`; `.dot`/`.gv`; else edge list), `edgelist`, `graphml`, `dot`.
+  std::string format = "auto";
+  std::filesystem::path features;  ///< empty: none; nodes then come from the graph file
+  std::filesystem::path labels;    ///< empty: none
+  std::filesystem::path split;     ///< empty: seeded stratified random split over labelled nodes
+  bool numeric_ids = false;        ///< node tokens are 0-based ids
+  std::int64_t num_nodes = -1;     ///< with `numeric_ids`: fixed node count, -1 = largest id + 1
+  bool undirected = false;         ///< add every reverse edge
+};
+
+/// The data directory: `flag` if given, else `$MASKGAT_DATA_DIR` if set and non-empty, else
+/// `fallback` (the apps pass the source tree's `datasets/`).
+[[nodiscard]] std::filesystem::path resolve_data_dir(
+    const std::optional<std::filesystem::path>& flag, const std::filesystem::path& fallback);
+
+/// Loads `cora`, `citeseer`, `pubmed` (from `options.source`) or `synthetic:...`.
+/// @throws InvalidArgument (unknown name), IoError naming a missing file and the fetch command,
+///         ParseError / LimitError from the readers.
+[[nodiscard]] Dataset load_dataset(std::string_view name, const DatasetOptions& options);
+
+/// Loads own files: the features file (if any) defines nodes and their order, then the graph,
+/// labels and split. Without a split file, a stratified random split with `options.seed`.
+[[nodiscard]] Dataset load_files(const FileSources& files, const DatasetOptions& options);
+
+/// Minimum, median (lower median) and maximum of a degree sequence.
+struct DegreeSummary {
+  EdgeId min = 0;
+  EdgeId median = 0;
+  EdgeId max = 0;
+};
+
+/// What `maskgat info` prints.
+struct Statistics {
+  std::int64_t nodes = 0;
+  EdgeId edges = 0;        ///< directed edges, self-loops excluded
+  EdgeId self_loops = 0;
+  std::int64_t isolated_nodes = 0;  ///< no in- or out-edge other than a self-loop
+  std::int64_t components = 0;      ///< weakly connected components (Boost.Graph)
+  DegreeSummary in_degree;
+  DegreeSummary out_degree;
+  std::int64_t features = 0;        ///< width (0 when unavailable)
+  double feature_density = 0.0;
+  std::vector<std::int64_t> class_counts;  ///< labelled nodes per class id
+  std::int64_t unlabelled = 0;
+  std::int64_t train = 0;
+  std::int64_t val = 0;
+  std::int64_t test = 0;
+};
+
+/// Statistics of `dataset`; O(N + E).
+[[nodiscard]] Statistics compute_statistics(const Dataset& dataset);
+
+}  // namespace maskgat

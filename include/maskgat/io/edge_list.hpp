@@ -1,0 +1,38 @@
+#pragma once
+/// @file
+/// The edge-list reader.
+
+#include <filesystem>
+
+#include "maskgat/graph/build.hpp"
+#include "maskgat/io/limits.hpp"
+#include "maskgat/io/node_index.hpp"
+
+namespace maskgat {
+
+/// Options of `read_edge_list` beyond the node index.
+struct EdgeListOptions {
+  bool undirected = false;  ///< add the reverse of every edge
+  ReadOptions read;
+};
+
+/// A graph read from a file and what the reader merged or added.
+struct LoadedGraph {
+  Graph graph;
+  EdgeId duplicates_merged = 0;  ///< repeated edges dropped (first weight kept)
+  EdgeId reverse_edges_added = 0;  ///< with `undirected`: reverse edges that were not in the file
+  Notes notes;
+};
+
+/// Reads one edge per line: `src dst` or `src dst weight` (a finite number), fields separated by
+/// runs of spaces, tabs or commas. `#` and `%` start comment lines; blank lines, CRLF line ends
+/// and a UTF-8 byte-order mark are accepted. Tokens map to ids through `nodes` (names in order of
+/// first appearance, or numeric ids; a frozen index rejects unknown nodes). Directed as written.
+/// Duplicate edges are merged (first weight kept) and reported as a note, or an error when
+/// `strict`. The graph has `nodes.size()` nodes after reading.
+/// @throws IoError (cannot open), ParseError (`<path>:<line>`: column count, bad weight, unknown
+///         or invalid node id, no edges), LimitError (node or edge limit).
+[[nodiscard]] LoadedGraph read_edge_list(const std::filesystem::path& path, NodeIndex& nodes,
+                                         const EdgeListOptions& options);
+
+}  // namespace maskgat

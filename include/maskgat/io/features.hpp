@@ -1,0 +1,67 @@
+#pragma once
+/// @file
+/// Node feature matrices (sparse or dense) and the CSV/TSV features reader.
+
+#include <Eigen/Core>
+#include <Eigen/SparseCore>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "maskgat/io/limits.hpp"
+#include "maskgat/io/node_index.hpp"
+
+namespace maskgat {
+
+/// Row-major sparse features, one node per row (citation features are ~1% dense).
+using SparseFeatures = Eigen::SparseMatrix<float, Eigen::RowMajor>;
+/// Row-major dense features, one node per row.
+using DenseFeatures = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// An N x F feature matrix held sparse or dense; N x 0 when a dataset has no features.
+class FeatureMatrix {
+ public:
+  FeatureMatrix() = default;
+  explicit FeatureMatrix(SparseFeatures sparse) : values_(std::move(sparse)) {}
+  explicit FeatureMatrix(DenseFeatures dense) : values_(std::move(dense)) {}
+
+  [[nodiscard]] bool is_sparse() const noexcept { return values_.index() == 0; }
+  [[nodiscard]] std::int64_t rows() const noexcept;
+  [[nodiscard]] std::int64_t cols() const noexcept;
+  /// Stored entries that are nonzero.
+  [[nodiscard]] std::int64_t nonzeros() const noexcept;
+  /// `nonzeros() / (rows * cols)`, 0 for an empty matrix.
+  [[nodiscard]] double density() const noexcept;
+
+  /// The sparse matrix; precondition `is_sparse()`.
+  [[nodiscard]] const SparseFeatures& sparse() const { return std::get<SparseFeatures>(values_); }
+  /// The dense matrix; precondition `!is_sparse()`.
+  [[nodiscard]] const DenseFeatures& dense() const { return std::get<DenseFeatures>(values_); }
+
+  /// Divides every row by its sum (rows summing to 0 are left as they are), as PyG's
+  /// `NormalizeFeatures`.
+  void normalize_rows();
+
+ private:
+  std::variant<SparseFeatures, DenseFeatures> values_{SparseFeatures()};
+};
+
+/// Features read from a file, one row per node in `nodes` order.
+struct FeatureTable {
+  FeatureMatrix matrix;
+  std::vector<std::string> column_names;
+};
+
+/// Reads a CSV (comma) or TSV (tab) file: a required header row `node,<feature names...>`, then
+/// one row `<node>,<value>...` per node. The delimiter is the first tab or comma of the header.
+/// The file defines the node set and order: each row's node is inserted into `nodes` (which must
+/// be empty), and `nodes` is frozen afterwards. Values must be finite numbers. The matrix is
+/// stored sparse when at most 10% of the entries are nonzero, dense otherwise.
+/// @throws IoError (cannot open), ParseError (header missing, wrong column count, non-numeric or
+///         non-finite value, node listed twice), LimitError (width or rows over `limits`).
+[[nodiscard]] FeatureTable read_features(const std::filesystem::path& path, NodeIndex& nodes,
+                                         const ReadOptions& options);
+
+}  // namespace maskgat

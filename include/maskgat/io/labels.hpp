@@ -1,0 +1,34 @@
+#pragma once
+/// @file
+/// The node-labels reader.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "maskgat/io/limits.hpp"
+#include "maskgat/io/node_index.hpp"
+
+namespace maskgat {
+
+/// Class ids per node and the class names they stand for.
+struct LabelTable {
+  /// Class id per node (`nodes.size()` entries); -1 for an unlabelled node.
+  std::vector<std::int32_t> labels;
+  /// Name of each class id: numeric order when every name is an integer, else byte order.
+  std::vector<std::string> class_names;
+};
+
+/// Reads `node label` lines (exactly two fields, separated by spaces, tabs or commas; comments,
+/// blank lines, CRLF and a BOM as in the edge list). `nodes` must be frozen: every node must
+/// exist. A node without a line is unlabelled.
+/// @throws IoError, ParseError (wrong column count, unknown node, two different labels for one
+///         node; a repeated identical line is a note, or an error when `strict`).
+[[nodiscard]] LabelTable read_labels(const std::filesystem::path& path, const NodeIndex& nodes,
+                                     const ReadOptions& options, Notes& notes);
+
+/// Orders class names as `read_labels` does and returns the permutation's class names.
+[[nodiscard]] std::vector<std::string> sort_class_names(std::vector<std::string> names);
+
+}  // namespace maskgat

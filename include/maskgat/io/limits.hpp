@@ -1,0 +1,33 @@
+#pragma once
+/// @file
+/// Size limits and strictness shared by every reader.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace maskgat {
+
+/// Upper bounds a reader checks before allocating. A file that declares or implies more throws
+/// `LimitError` naming the limit and its command-line flag. Raise them for larger inputs.
+struct Limits {
+  std::int64_t max_nodes = 100'000'000;           ///< `--max-nodes`
+  std::int64_t max_edges = 2'000'000'000;         ///< `--max-edges`
+  std::int64_t max_features = 1'000'000;          ///< feature width, `--max-features`
+  std::int64_t max_array_elements = 1'000'000'000;  ///< declared array sizes in binary files
+  std::int64_t max_file_bytes = std::int64_t{1} << 30;  ///< GraphML and DOT files, `--max-file-bytes`
+  std::int64_t max_nesting_depth = 256;           ///< XML / DOT nesting, `--max-nesting-depth`
+};
+
+/// Options every reader takes.
+struct ReadOptions {
+  Limits limits;
+  /// Turn every merged or dropped item (duplicate edge, citation of an unknown paper, ...) into
+  /// a `ParseError` instead of a note.
+  bool strict = false;
+};
+
+/// Human-readable lines about input that was merged or dropped (printed as `note:` lines).
+using Notes = std::vector<std::string>;
+
+}  // namespace maskgat

@@ -1,0 +1,24 @@
+#pragma once
+/// @file
+/// LINQS citation datasets (Sen et al. 2008) from `<name>.content` and `<name>.cites`.
+
+#include <filesystem>
+#include <string_view>
+
+#include "maskgat/io/dataset.hpp"
+
+namespace maskgat {
+
+/// Reads `dir/<name>.content` (`paper_id word... label` per line, binary word features) and
+/// `dir/<name>.cites` (`cited citing` per line) for `cora` or `citeseer`.
+/// Nodes are the papers in `.content` order; the graph is the citations symmetrised,
+/// deduplicated and without self-loops (as the Planetoid version); citations naming a paper
+/// absent from `.content` are dropped and reported as a note (an error when `strict`); merged
+/// duplicate citations and removed self-loops are properties of the published files and stay
+/// notes even when `strict`. Class ids follow `sort_class_names`; the split is stratified random
+/// with `options.seed`. A missing file's error names the fetch command.
+/// @throws IoError, ParseError, LimitError.
+[[nodiscard]] Dataset read_linqs(const std::filesystem::path& dir, std::string_view name,
+                                 const DatasetOptions& options);
+
+}  // namespace maskgat

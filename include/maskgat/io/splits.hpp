@@ -1,0 +1,44 @@
+#pragma once
+/// @file
+/// Train / validation / test splits: reading a split file and seeded stratified random splits.
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <vector>
+
+#include "maskgat/io/limits.hpp"
+#include "maskgat/io/node_index.hpp"
+
+namespace maskgat {
+
+/// The part of the split a node belongs to.
+enum class SplitPart : std::uint8_t { kNone, kTrain, kVal, kTest };
+
+/// The name used in split files and output: `none`, `train`, `val`, `test`.
+[[nodiscard]] const char* split_part_name(SplitPart part) noexcept;
+
+/// Sizes of a random split, as Planetoid's random splits (`per_class` training nodes per class).
+struct RandomSplitSizes {
+  std::int64_t train_per_class = 20;
+  std::int64_t val = 500;
+  std::int64_t test = 1000;
+};
+
+/// Reads `node train|val|test` lines (two fields; comments etc. as the edge list). `nodes` must
+/// be frozen. Nodes not listed are in no part.
+/// @throws IoError, ParseError (column count, unknown node, unknown part name, a node in two
+///         parts; a repeated identical line is a note, or an error when `strict`).
+[[nodiscard]] std::vector<SplitPart> read_split(const std::filesystem::path& path,
+                                                const NodeIndex& nodes,
+                                                const ReadOptions& options, Notes& notes);
+
+/// A seeded stratified split of the labelled nodes (`labels[i] >= 0`): `train_per_class` nodes of
+/// each class, then `val`, then `test` nodes drawn from the rest. When fewer labelled nodes
+/// exist than asked for, parts are filled in that order with what exists and a note says so.
+[[nodiscard]] std::vector<SplitPart> random_split(std::span<const std::int32_t> labels,
+                                                  std::int32_t num_classes,
+                                                  const RandomSplitSizes& sizes,
+                                                  std::uint64_t seed, Notes& notes);
+
+}  // namespace maskgat

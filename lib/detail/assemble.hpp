@@ -1,0 +1,30 @@
+#pragma once
+// The steps every graph reader shares once it has parsed its edges: node tokens to ids with the
+// standard messages, then building, merging duplicates, symmetrising and reporting.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "maskgat/io/edge_list.hpp"
+
+namespace maskgat::detail {
+
+// The id of `token` in `nodes`, inserting it when the index allows. Throws ParseError (or
+// LimitError for the node limit) at `<reader>: <path>:<line>` with the standard message for
+// each `NodeIndex::Status`. `line` 0 means the format has no line numbers.
+NodeId node_id_or_throw(NodeIndex& nodes, std::string_view token, std::string_view reader,
+                        const std::string& path, std::int64_t line);
+
+// Builds the graph of `edges` over `nodes.size()` nodes: merges duplicates (first weight kept;
+// a note, or a ParseError when strict), adds the reverse of every edge when
+// `options.undirected`, and checks `max_edges`.
+LoadedGraph assemble_graph(const EdgeList& edges, const NodeIndex& nodes,
+                           const EdgeListOptions& options, std::string_view reader,
+                           const std::string& path);
+
+// Throws LimitError if `count` edges would exceed `options.read.limits.max_edges`.
+void check_edge_limit(std::int64_t count, const EdgeListOptions& options, std::string_view reader,
+                      const std::string& path, std::int64_t line);
+
+}  // namespace maskgat::detail

@@ -1,0 +1,1204 @@
+#include "detail/pickle.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <utility>
+
+#include "detail/text.hpp"
+#include "maskgat/core/error.hpp"
+
+namespace maskgat::detail {
+namespace {
+
+// Protocol-2 opcodes (Python's pickletools names).
+constexpr unsigned char kMark = '(';
+constexpr unsigned char kStop = '.';
+constexpr unsigned char kBinFloat = 'G';
+constexpr unsigned char kBinInt = 'J';
+constexpr unsigned char kBinInt1 = 'K';
+constexpr unsigned char kBinInt2 = 'M';
+constexpr unsigned char kNoneOp = 'N';
+constexpr unsigned char kReduce = 'R';
+constexpr unsigned char kBinString = 'T';
+constexpr unsigned char kShortBinString = 'U';
+constexpr unsigned char kAppend = 'a';
+constexpr unsigned char kBuild = 'b';
+constexpr unsigned char kGlobal = 'c';
+constexpr unsigned char kAppends = 'e';
+constexpr unsigned char kBinGet = 'h';
+constexpr unsigned char kLongBinGet = 'j';
+constexpr unsigned char kEmptyList = ']';
+constexpr unsigned char kBinPut = 'q';
+constexpr unsigned char kLongBinPut = 'r';
+constexpr unsigned char kSetItem = 's';
+constexpr unsigned char kTuple = 't';
+constexpr unsigned char kSetItems = 'u';
+constexpr unsigned char kEmptyDict = '}';
+constexpr unsigned char kEmptyTuple = ')';
+constexpr unsigned char kProto = 0x80;
+constexpr unsigned char kNewObj = 0x81;
+constexpr unsigned char kTuple1 = 0x85;
+constexpr unsigned char kTuple2 = 0x86;
+constexpr unsigned char kTuple3 = 0x87;
+constexpr unsigned char kNewTrue = 0x88;
+constexpr unsigned char kNewFalse = 0x89;
+
+// Python batches APPENDS and SETITEMS by 1000 items, so honest files stay far below this; it
+// only stops a hostile file from growing the stack without bound.
+constexpr std::size_t kMaxStackSize = 1'000'000;
+constexpr std::int64_t kMaxGlobalLength = 256;
+// numpy's own limit on array dimensions.
+constexpr std::size_t kMaxDimensions = 32;
+
+struct AllowedGlobal {
+  std::string_view module;
+  std::string_view name;
+  PickleClass cls;
+};
+
+constexpr std::array kAllowedGlobals{
+    AllowedGlobal{"numpy.core.multiarray", "_reconstruct", PickleClass::kReconstruct},
+    AllowedGlobal{"numpy", "ndarray", PickleClass::kNdarray},
+    AllowedGlobal{"numpy", "dtype", PickleClass::kDtype},
+    AllowedGlobal{"scipy.sparse.csr", "csr_matrix", PickleClass::kCsrMatrix},
+    AllowedGlobal{"collections", "defaultdict", PickleClass::kDefaultDict},
+    AllowedGlobal{"__builtin__", "list", PickleClass::kList},
+    AllowedGlobal{"copy_reg", "_reconstructor", PickleClass::kCopyRegReconstructor},
+    AllowedGlobal{"__builtin__", "object", PickleClass::kObject},
+};
+
+std::string_view opcode_name(unsigned char op) noexcept {
+  switch (op) {
+    case kMark:
+      return "MARK";
+    case kStop:
+      return "STOP";
+    case kBinFloat:
+      return "BINFLOAT";
+    case kBinInt:
+      return "BININT";
+    case kBinInt1:
+      return "BININT1";
+    case kBinInt2:
+      return "BININT2";
+    case kNoneOp:
+      return "NONE";
+    case kReduce:
+      return "REDUCE";
+    case kBinString:
+      return "BINSTRING";
+    case kShortBinString:
+      return "SHORT_BINSTRING";
+    case kAppend:
+      return "APPEND";
+    case kBuild:
+      return "BUILD";
+    case kGlobal:
+      return "GLOBAL";
+    case kAppends:
+      return "APPENDS";
+    case kBinGet:
+      return "BINGET";
+    case kLongBinGet:
+      return "LONG_BINGET";
+    case kEmptyList:
+      return "EMPTY_LIST";
+    case kBinPut:
+      return "BINPUT";
+    case kLongBinPut:
+      return "LONG_BINPUT";
+    case kSetItem:
+      return "SETITEM";
+    case kTuple:
+      return "TUPLE";
+    case kSetItems:
+      return "SETITEMS";
+    case kEmptyDict:
+      return "EMPTY_DICT";
+    case kEmptyTuple:
+      return "EMPTY_TUPLE";
+    case kProto:
+      return "PROTO";
+    case kNewObj:
+      return "NEWOBJ";
+    case kTuple1:
+      return "TUPLE1";
+    case kTuple2:
+      return "TUPLE2";
+    case kTuple3:
+      return "TUPLE3";
+    case kNewTrue:
+      return "NEWTRUE";
+    case kNewFalse:
+      return "NEWFALSE";
+    default:
+      return {};
+  }
+}
+
+std::string hex_byte(unsigned char byte) {
+  constexpr std::string_view kDigits = "0123456789abcdef";
+  std::string text = "0x";
+  text += kDigits[byte >> 4U];
+  text += kDigits[byte & 0x0FU];
+  return text;
+}
+
+// `0x58 ('X')` for a printable byte, `0xff` otherwise.
+std::string describe_byte(unsigned char byte) {
+  std::string text = hex_byte(byte);
+  if (byte >= 0x20 && byte < 0x7F)
+    text.append(" ('").append(1, static_cast<char>(byte)).append("')");
+  return text;
+}
+
+// File content quoted for a message, with control and non-ASCII bytes replaced.
+std::string printable(std::string_view text) {
+  std::string clean(text);
+  for (char& c : clean) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x7F) c = '?';
+  }
+  return detail::quoted(clean);
+}
+
+std::string byte_at(std::int64_t offset) { return " at byte " + std::to_string(offset); }
+
+std::string created_at(std::int64_t offset) { return " created at byte " + std::to_string(offset); }
+
+template <typename T>
+T load_little_endian(const char* bytes) noexcept {
+  std::array<char, sizeof(T)> buffer{};
+  std::memcpy(buffer.data(), bytes, sizeof(T));
+  if constexpr (std::endian::native == std::endian::big) std::reverse(buffer.begin(), buffer.end());
+  T value;
+  std::memcpy(&value, buffer.data(), sizeof(T));
+  return value;
+}
+
+}  // namespace
+
+std::string_view pickle_class_name(PickleClass cls) noexcept {
+  switch (cls) {
+    case PickleClass::kReconstruct:
+      return "numpy.core.multiarray._reconstruct";
+    case PickleClass::kNdarray:
+      return "numpy.ndarray";
+    case PickleClass::kDtype:
+      return "numpy.dtype";
+    case PickleClass::kCsrMatrix:
+      return "scipy.sparse.csr.csr_matrix";
+    case PickleClass::kDefaultDict:
+      return "collections.defaultdict";
+    case PickleClass::kList:
+      return "__builtin__.list";
+    case PickleClass::kCopyRegReconstructor:
+      return "copy_reg._reconstructor";
+    case PickleClass::kObject:
+      return "__builtin__.object";
+    case PickleClass::kNone:
+      break;
+  }
+  return "object";
+}
+
+// Runs the opcodes of a pickle into its value arena. Lives only during `Pickle`'s constructor.
+class PickleParser {
+ public:
+  PickleParser(Pickle& pickle, const Limits& limits)
+      : p_(pickle),
+        limits_(limits),
+        data_(pickle.bytes_),
+        size_(static_cast<std::int64_t>(pickle.bytes_.size())) {}
+
+  PickleId run();
+
+ private:
+  struct Mark {
+    std::size_t stack_size;
+    std::int64_t offset;
+  };
+
+  [[noreturn]] void fail(std::string_view message) const { p_.fail(message); }
+
+  [[nodiscard]] unsigned char byte(std::int64_t offset) const {
+    return static_cast<unsigned char>(data_[static_cast<std::size_t>(offset)]);
+  }
+
+  // Throws unless `count` argument bytes of the opcode at `at` remain.
+  void need(std::int64_t at, unsigned char op, std::int64_t count) const {
+    const std::int64_t remain = size_ - pos_;
+    if (remain < count) {
+      fail("truncated file: " + std::string(opcode_name(op)) + byte_at(at) + " needs " +
+           std::to_string(count) + " more byte(s), " + std::to_string(remain) + " remain");
+    }
+  }
+
+  std::uint64_t read_unsigned(std::int64_t at, unsigned char op, int count) {
+    need(at, op, count);
+    std::uint64_t value = 0;
+    for (int i = count - 1; i >= 0; --i) value = (value << 8U) | byte(pos_ + i);
+    pos_ += count;
+    return value;
+  }
+
+  [[nodiscard]] std::size_t floor() const noexcept {
+    return marks_.empty() ? 0 : marks_.back().stack_size;
+  }
+
+  // Throws unless `count` values lie above the innermost MARK.
+  void require(std::int64_t at, unsigned char op, std::size_t count) const {
+    const std::size_t available = stack_.size() - floor();
+    if (available < count) {
+      fail(std::string(opcode_name(op)) + byte_at(at) + " needs " + std::to_string(count) +
+           " value(s) on the stack, found " + std::to_string(available));
+    }
+  }
+
+  void push(PickleId id, std::int64_t at) {
+    if (stack_.size() >= kMaxStackSize) {
+      fail("the stack holds more than " + std::to_string(kMaxStackSize) + " values" + byte_at(at));
+    }
+    stack_.push_back(id);
+  }
+
+  PickleId pop() {
+    const PickleId id = stack_.back();
+    stack_.pop_back();
+    return id;
+  }
+
+  // Removes the innermost MARK and returns the stack size it recorded.
+  std::size_t pop_mark(std::int64_t at, unsigned char op) {
+    if (marks_.empty()) fail(std::string(opcode_name(op)) + byte_at(at) + " has no matching MARK");
+    const std::size_t start = marks_.back().stack_size;
+    marks_.pop_back();
+    return start;
+  }
+
+  PickleId add(PickleKind kind, std::int64_t at, std::int64_t integer = 0) {
+    PickleValue value;
+    value.kind = kind;
+    value.offset = at;
+    value.integer = integer;
+    p_.values_.push_back(value);
+    return static_cast<PickleId>(p_.values_.size() - 1);
+  }
+
+  PickleId add_container(PickleKind kind, std::int64_t at, std::vector<PickleId> items) {
+    p_.containers_.push_back(std::move(items));
+    return add(kind, at, static_cast<std::int64_t>(p_.containers_.size() - 1));
+  }
+
+  PickleId add_object(PickleClass cls, std::int64_t at, PickleId args) {
+    p_.objects_.push_back({args, -1});
+    const PickleId id =
+        add(PickleKind::kObject, at, static_cast<std::int64_t>(p_.objects_.size() - 1));
+    p_.values_.back().cls = cls;
+    return id;
+  }
+
+  std::vector<PickleId>& container(PickleId id) {
+    return p_.containers_[static_cast<std::size_t>(p_.value(id).integer)];
+  }
+
+  [[nodiscard]] bool is_global(PickleId id, PickleClass cls) const {
+    const PickleValue& value = p_.value(id);
+    return value.kind == PickleKind::kGlobal && value.cls == cls;
+  }
+
+  void string_value(std::int64_t at, unsigned char op, std::int64_t length) {
+    const std::int64_t remain = size_ - pos_;
+    if (length > remain) {
+      fail(std::string(opcode_name(op)) + byte_at(at) + " declares " + std::to_string(length) +
+           " bytes, but only " + std::to_string(remain) + " remain");
+    }
+    const PickleId id = add(PickleKind::kString, at, pos_);
+    p_.values_.back().length = length;
+    pos_ += length;
+    push(id, at);
+  }
+
+  void tuple_of_top(std::int64_t at, std::size_t count) {
+    const auto first = stack_.end() - static_cast<std::ptrdiff_t>(count);
+    std::vector<PickleId> items(first, stack_.end());
+    stack_.erase(first, stack_.end());
+    push(add_container(PickleKind::kTuple, at, std::move(items)), at);
+  }
+
+  // Moves the values above the MARK that `op` closes into the list or dict just below it.
+  void extend_from_mark(std::int64_t at, unsigned char op, PickleKind kind) {
+    const std::size_t start = pop_mark(at, op);
+    const std::string what = kind == PickleKind::kList ? "list" : "dict";
+    if (start == 0 || start - 1 < floor()) {
+      fail(std::string(opcode_name(op)) + byte_at(at) + " has no " + what + " below its MARK");
+    }
+    const PickleId target = stack_[start - 1];
+    if (p_.value(target).kind != kind) {
+      fail(std::string(opcode_name(op)) + byte_at(at) + " expects a " + what +
+           " below its MARK, got " + p_.describe_at(target));
+    }
+    const std::size_t count = stack_.size() - start;
+    if (kind == PickleKind::kDict && count % 2 != 0) {
+      fail(std::string(opcode_name(op)) + byte_at(at) + " has an odd number (" +
+           std::to_string(count) + ") of keys and values after its MARK");
+    }
+    auto& items = container(target);
+    items.insert(items.end(), stack_.begin() + static_cast<std::ptrdiff_t>(start), stack_.end());
+    stack_.resize(start);
+  }
+
+  void memo_put(std::int64_t at, unsigned char op, std::uint64_t index) {
+    require(at, op, 1);
+    // A pickler numbers memo entries 0, 1, 2, ... so an index can never exceed the opcodes
+    // read so far; the bound keeps the memo's size tied to the file's.
+    if (index > static_cast<std::uint64_t>(at)) {
+      fail(std::string(opcode_name(op)) + byte_at(at) + " uses memo index " +
+           std::to_string(index) + ", more than the " + std::to_string(at) +
+           " bytes before it allow");
+    }
+    if (index >= memo_.size()) memo_.resize(static_cast<std::size_t>(index) + 1, -1);
+    memo_[static_cast<std::size_t>(index)] = stack_.back();
+  }
+
+  void memo_get(std::int64_t at, unsigned char op, std::uint64_t index) {
+    if (index >= memo_.size() || memo_[static_cast<std::size_t>(index)] < 0) {
+      fail(std::string(opcode_name(op)) + byte_at(at) + " refers to memo entry " +
+           std::to_string(index) + ", which was never stored");
+    }
+    push(memo_[static_cast<std::size_t>(index)], at);
+  }
+
+  std::string_view read_line(std::int64_t at, std::string_view what) {
+    const std::int64_t remain = size_ - pos_;
+    const std::int64_t window = std::min(remain, kMaxGlobalLength + 1);
+    const std::string_view text =
+        data_.substr(static_cast<std::size_t>(pos_), static_cast<std::size_t>(window));
+    const std::size_t end = text.find('\n');
+    if (end == std::string_view::npos) {
+      if (window == remain) {
+        fail("truncated file: the " + std::string(what) + " of GLOBAL" + byte_at(at) +
+             " has no terminating newline");
+      }
+      fail("GLOBAL" + byte_at(at) + ": the " + std::string(what) + " is longer than " +
+           std::to_string(kMaxGlobalLength) + " bytes");
+    }
+    pos_ += static_cast<std::int64_t>(end) + 1;
+    return text.substr(0, end);
+  }
+
+  void global(std::int64_t at) {
+    const std::string_view module = read_line(at, "module name");
+    const std::string_view name = read_line(at, "class name");
+    for (const auto& allowed : kAllowedGlobals) {
+      if (allowed.module == module && allowed.name == name) {
+        const PickleId id = add(PickleKind::kGlobal, at);
+        p_.values_.back().cls = allowed.cls;
+        push(id, at);
+        return;
+      }
+    }
+    std::string expected;
+    for (const auto& allowed : kAllowedGlobals) {
+      if (!expected.empty()) expected += ", ";
+      expected.append(allowed.module).append(".").append(allowed.name);
+    }
+    fail("global " + printable(std::string(module) + "." + std::string(name)) + byte_at(at) +
+         " is not allowed: expected one of " + expected);
+  }
+
+  // Throws unless `args` holds `count` items.
+  std::span<const PickleId> arguments(std::int64_t at, PickleClass callee, PickleId args,
+                                      std::size_t count) const {
+    const auto items = p_.items(args);
+    if (items.size() != count) {
+      fail(std::string(pickle_class_name(callee)) + " called" + byte_at(at) + " expects " +
+           std::to_string(count) + " argument(s), got " + std::to_string(items.size()));
+    }
+    return items;
+  }
+
+  void expect_argument(std::int64_t at, PickleClass callee, std::size_t position, PickleId arg,
+                       bool ok, std::string_view expected) const {
+    if (!ok) {
+      fail(std::string(pickle_class_name(callee)) + " called" + byte_at(at) + ": argument " +
+           std::to_string(position + 1) + " is " + p_.describe_at(arg) + ", expected " +
+           std::string(expected));
+    }
+  }
+
+  void reduce(std::int64_t at) {
+    require(at, kReduce, 2);
+    const PickleId args = pop();
+    const PickleId callable = pop();
+    const PickleValue& target = p_.value(callable);
+    if (target.kind != PickleKind::kGlobal) {
+      fail("REDUCE" + byte_at(at) + " expects a global to call, got " + p_.describe_at(callable));
+    }
+    if (p_.value(args).kind != PickleKind::kTuple) {
+      fail("REDUCE" + byte_at(at) + " expects a tuple of arguments, got " + p_.describe_at(args));
+    }
+    const PickleClass callee = target.cls;
+    switch (callee) {
+      case PickleClass::kReconstruct: {
+        const auto items = arguments(at, callee, args, 3);
+        expect_argument(at, callee, 0, items[0], is_global(items[0], PickleClass::kNdarray),
+                        "numpy.ndarray");
+        push(add_object(PickleClass::kNdarray, at, args), at);
+        return;
+      }
+      case PickleClass::kDtype: {
+        const auto items = arguments(at, callee, args, 3);
+        expect_argument(at, callee, 0, items[0], p_.value(items[0]).kind == PickleKind::kString,
+                        "a string");
+        push(add_object(PickleClass::kDtype, at, args), at);
+        return;
+      }
+      case PickleClass::kDefaultDict: {
+        const auto items = arguments(at, callee, args, 1);
+        expect_argument(at, callee, 0, items[0], is_global(items[0], PickleClass::kList),
+                        "__builtin__.list");
+        const PickleId dict = add_container(PickleKind::kDict, at, {});
+        p_.values_.back().cls = PickleClass::kDefaultDict;
+        push(dict, at);
+        return;
+      }
+      case PickleClass::kCopyRegReconstructor: {
+        const auto items = arguments(at, callee, args, 3);
+        expect_argument(at, callee, 0, items[0], is_global(items[0], PickleClass::kCsrMatrix),
+                        "scipy.sparse.csr.csr_matrix");
+        expect_argument(at, callee, 1, items[1], is_global(items[1], PickleClass::kObject),
+                        "__builtin__.object");
+        expect_argument(at, callee, 2, items[2], p_.value(items[2]).kind == PickleKind::kNone,
+                        "None");
+        push(add_object(PickleClass::kCsrMatrix, at, args), at);
+        return;
+      }
+      default:
+        fail("REDUCE" + byte_at(at) + " cannot call " + std::string(pickle_class_name(callee)));
+    }
+  }
+
+  void new_object(std::int64_t at) {
+    require(at, kNewObj, 2);
+    const PickleId args = pop();
+    const PickleId cls = pop();
+    if (!is_global(cls, PickleClass::kCsrMatrix)) {
+      fail("NEWOBJ" + byte_at(at) + " can only create a scipy.sparse.csr.csr_matrix, got " +
+           p_.describe_at(cls));
+    }
+    if (p_.value(args).kind != PickleKind::kTuple || !p_.items(args).empty()) {
+      fail("NEWOBJ" + byte_at(at) + " expects an empty tuple of arguments, got " +
+           p_.describe_at(args));
+    }
+    push(add_object(PickleClass::kCsrMatrix, at, args), at);
+  }
+
+  void build(std::int64_t at) {
+    require(at, kBuild, 2);
+    const PickleId state = pop();
+    const PickleId target = stack_.back();
+    const PickleValue& value = p_.value(target);
+    if (value.kind != PickleKind::kObject) {
+      fail("BUILD" + byte_at(at) + " expects an object below the state, got " +
+           p_.describe_at(target));
+    }
+    auto& record = p_.objects_[static_cast<std::size_t>(value.integer)];
+    if (record.state >= 0) {
+      fail("BUILD" + byte_at(at) + " sets the state of the " +
+           std::string(pickle_class_name(value.cls)) + created_at(value.offset) + " twice");
+    }
+    record.state = state;
+  }
+
+  Pickle& p_;
+  const Limits& limits_;
+  std::string_view data_;
+  std::int64_t size_;
+  std::int64_t pos_ = 0;
+  std::vector<PickleId> stack_;
+  std::vector<Mark> marks_;
+  std::vector<PickleId> memo_;
+};
+
+PickleId PickleParser::run() {
+  if (size_ == 0) fail("empty file: expected a protocol-2 pickle");
+  if (byte(0) != kProto) {
+    fail("not a protocol-2 pickle: expected PROTO (0x80) at byte 0, got " + describe_byte(byte(0)));
+  }
+  while (true) {
+    if (pos_ >= size_) {
+      fail("truncated file: no STOP opcode before the end" + byte_at(size_));
+    }
+    const std::int64_t at = pos_;
+    const unsigned char op = byte(pos_++);
+    switch (op) {
+      case kProto: {
+        const std::uint64_t version = read_unsigned(at, op, 1);
+        if (at != 0) fail("PROTO" + byte_at(at) + " is not at the start of the file");
+        if (version != 2) {
+          fail("unsupported pickle protocol " + std::to_string(version) + byte_at(1) +
+               ", expected 2");
+        }
+        break;
+      }
+      case kStop: {
+        if (!marks_.empty()) {
+          fail("STOP" + byte_at(at) + " with the MARK" + byte_at(marks_.back().offset) +
+               " still open");
+        }
+        if (stack_.size() != 1) {
+          fail("STOP" + byte_at(at) + " leaves " + std::to_string(stack_.size()) +
+               " value(s) on the stack, expected 1");
+        }
+        if (pos_ != size_) {
+          fail(std::to_string(size_ - pos_) + " trailing byte(s) after STOP" + byte_at(at));
+        }
+        return stack_.back();
+      }
+      case kMark:
+        if (static_cast<std::int64_t>(marks_.size()) >= limits_.max_nesting_depth) {
+          p_.fail_limit("MARK" + byte_at(at) + " nests deeper than " +
+                        std::to_string(limits_.max_nesting_depth) +
+                        " (raise it with --max-nesting-depth)");
+        }
+        marks_.push_back({stack_.size(), at});
+        break;
+      case kNoneOp:
+        push(add(PickleKind::kNone, at), at);
+        break;
+      case kNewTrue:
+        push(add(PickleKind::kBool, at, 1), at);
+        break;
+      case kNewFalse:
+        push(add(PickleKind::kBool, at, 0), at);
+        break;
+      case kBinInt1:
+        push(add(PickleKind::kInt, at, static_cast<std::int64_t>(read_unsigned(at, op, 1))), at);
+        break;
+      case kBinInt2:
+        push(add(PickleKind::kInt, at, static_cast<std::int64_t>(read_unsigned(at, op, 2))), at);
+        break;
+      case kBinInt: {
+        const auto raw = static_cast<std::uint32_t>(read_unsigned(at, op, 4));
+        push(add(PickleKind::kInt, at, static_cast<std::int32_t>(raw)), at);
+        break;
+      }
+      case kBinFloat: {
+        need(at, op, 8);
+        std::uint64_t bits = 0;
+        for (int i = 0; i < 8; ++i) bits = (bits << 8U) | byte(pos_ + i);  // big-endian
+        pos_ += 8;
+        const PickleId id = add(PickleKind::kFloat, at);
+        p_.values_.back().real = std::bit_cast<double>(bits);
+        push(id, at);
+        break;
+      }
+      case kShortBinString:
+        string_value(at, op, static_cast<std::int64_t>(read_unsigned(at, op, 1)));
+        break;
+      case kBinString: {
+        const auto length =
+            static_cast<std::int32_t>(static_cast<std::uint32_t>(read_unsigned(at, op, 4)));
+        if (length < 0) {
+          fail("BINSTRING" + byte_at(at) + " declares a negative length " + std::to_string(length));
+        }
+        string_value(at, op, length);
+        break;
+      }
+      case kEmptyTuple:
+        push(add_container(PickleKind::kTuple, at, {}), at);
+        break;
+      case kTuple1:
+      case kTuple2:
+      case kTuple3: {
+        const std::size_t count = static_cast<std::size_t>(op - kTuple1) + 1;
+        require(at, op, count);
+        tuple_of_top(at, count);
+        break;
+      }
+      case kTuple: {
+        const std::size_t start = pop_mark(at, op);
+        tuple_of_top(at, stack_.size() - start);
+        break;
+      }
+      case kEmptyList:
+        push(add_container(PickleKind::kList, at, {}), at);
+        break;
+      case kEmptyDict:
+        push(add_container(PickleKind::kDict, at, {}), at);
+        break;
+      case kAppend: {
+        require(at, op, 2);
+        const PickleId item = pop();
+        const PickleId target = stack_.back();
+        if (p_.value(target).kind != PickleKind::kList) {
+          fail("APPEND" + byte_at(at) + " expects a list below the value, got " +
+               p_.describe_at(target));
+        }
+        container(target).push_back(item);
+        break;
+      }
+      case kAppends:
+        extend_from_mark(at, op, PickleKind::kList);
+        break;
+      case kSetItem: {
+        require(at, op, 3);
+        const PickleId item = pop();
+        const PickleId key = pop();
+        const PickleId target = stack_.back();
+        if (p_.value(target).kind != PickleKind::kDict) {
+          fail("SETITEM" + byte_at(at) + " expects a dict below the key and value, got " +
+               p_.describe_at(target));
+        }
+        auto& items = container(target);
+        items.push_back(key);
+        items.push_back(item);
+        break;
+      }
+      case kSetItems:
+        extend_from_mark(at, op, PickleKind::kDict);
+        break;
+      case kBinPut:
+        memo_put(at, op, read_unsigned(at, op, 1));
+        break;
+      case kLongBinPut:
+        memo_put(at, op, read_unsigned(at, op, 4));
+        break;
+      case kBinGet:
+        memo_get(at, op, read_unsigned(at, op, 1));
+        break;
+      case kLongBinGet:
+        memo_get(at, op, read_unsigned(at, op, 4));
+        break;
+      case kGlobal:
+        global(at);
+        break;
+      case kReduce:
+        reduce(at);
+        break;
+      case kNewObj:
+        new_object(at);
+        break;
+      case kBuild:
+        build(at);
+        break;
+      default:
+        fail("unsupported opcode " + describe_byte(op) + byte_at(at));
+    }
+  }
+}
+
+Pickle::Pickle(std::string bytes, std::string_view reader, std::string path, const Limits& limits)
+    : bytes_(std::move(bytes)), reader_(reader), path_(std::move(path)) {
+  PickleParser parser(*this, limits);
+  root_ = parser.run();
+}
+
+std::span<const PickleId> Pickle::items(PickleId id) const {
+  const PickleValue& v = value(id);
+  if (v.kind != PickleKind::kList && v.kind != PickleKind::kTuple && v.kind != PickleKind::kDict) {
+    return {};
+  }
+  return containers_[static_cast<std::size_t>(v.integer)];
+}
+
+std::string_view Pickle::bytes(PickleId id) const {
+  const PickleValue& v = value(id);
+  if (v.kind != PickleKind::kString) return {};
+  return std::string_view(bytes_).substr(static_cast<std::size_t>(v.integer),
+                                         static_cast<std::size_t>(v.length));
+}
+
+PickleId Pickle::object_args(PickleId id) const {
+  const PickleValue& v = value(id);
+  return v.kind == PickleKind::kObject ? objects_[static_cast<std::size_t>(v.integer)].args : -1;
+}
+
+PickleId Pickle::object_state(PickleId id) const {
+  const PickleValue& v = value(id);
+  return v.kind == PickleKind::kObject ? objects_[static_cast<std::size_t>(v.integer)].state : -1;
+}
+
+std::string Pickle::describe(PickleId id) const {
+  const PickleValue& v = value(id);
+  switch (v.kind) {
+    case PickleKind::kNone:
+      return "None";
+    case PickleKind::kBool:
+      return "a bool";
+    case PickleKind::kInt:
+      return "an int";
+    case PickleKind::kFloat:
+      return "a float";
+    case PickleKind::kString:
+      return "a string";
+    case PickleKind::kList:
+      return "a list";
+    case PickleKind::kTuple:
+      return "a tuple of " + std::to_string(items(id).size()) + " item(s)";
+    case PickleKind::kDict:
+      return v.cls == PickleClass::kDefaultDict ? "a collections.defaultdict" : "a dict";
+    case PickleKind::kGlobal:
+      return "the global " + std::string(pickle_class_name(v.cls));
+    case PickleKind::kObject:
+      return "a " + std::string(pickle_class_name(v.cls));
+  }
+  return "a value";
+}
+
+std::string Pickle::describe_at(PickleId id) const {
+  return describe(id) + " (created at byte " + std::to_string(value(id).offset) + ")";
+}
+
+void Pickle::fail(std::string_view message) const { throw ParseError(reader_, path_, 0, message); }
+
+void Pickle::fail_limit(std::string_view message) const {
+  throw LimitError(reader_, path_, 0, message);
+}
+
+Pickle read_pickle(const std::filesystem::path& path, std::string_view reader,
+                   const Limits& limits) {
+  const std::string name = path.string();
+  const std::string prefix = std::string(reader) + ": cannot open '" + name + "': ";
+  if (std::filesystem::is_directory(path)) throw IoError(prefix + "is a directory");
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) throw IoError(prefix + errno_text());
+  stream.seekg(0, std::ios::end);
+  const std::streamoff size = stream.tellg();
+  stream.seekg(0, std::ios::beg);
+  if (size < 0 || !stream) throw IoError(std::string(reader) + ": cannot read '" + name + "'");
+  if (size > limits.max_file_bytes) {
+    throw LimitError(reader, name, 0,
+                     "the file has " + std::to_string(size) + " bytes, over the limit of " +
+                         std::to_string(limits.max_file_bytes) +
+                         " (raise it with --max-file-bytes)");
+  }
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  if (!stream.read(bytes.data(), size)) {
+    throw IoError(std::string(reader) + ": cannot read '" + name + "': " + errno_text());
+  }
+  return Pickle(std::move(bytes), reader, name, limits);
+}
+
+namespace {
+
+enum class DType : std::uint8_t { kInt32, kInt64, kFloat32, kFloat64 };
+
+std::int64_t item_size(DType dtype) noexcept {
+  return dtype == DType::kInt32 || dtype == DType::kFloat32 ? 4 : 8;
+}
+
+bool is_integer(DType dtype) noexcept { return dtype == DType::kInt32 || dtype == DType::kInt64; }
+
+// A numpy array inside a pickle, checked but not yet converted.
+struct ArrayView {
+  std::vector<std::int64_t> shape;
+  DType dtype = DType::kInt32;
+  std::string dtype_name;
+  bool fortran = false;
+  std::string_view data;
+  std::int64_t count = 0;
+  std::int64_t offset = 0;  // where the array was created
+};
+
+std::string shape_text(std::span<const std::int64_t> shape) {
+  std::string text = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) text += ",";
+  return text + ")";
+}
+
+bool is_int(const Pickle& p, PickleId id) { return p.value(id).kind == PickleKind::kInt; }
+
+// Checks that `id` is a numpy array and returns its shape, dtype and data bytes. `subject`
+// prefixes every message (e.g. `'indptr' of the ...: `), empty for the pickle's root.
+ArrayView array_view(const Pickle& p, PickleId id, const std::string& subject,
+                     const Limits& limits) {
+  const PickleValue& v = p.value(id);
+  if (v.kind != PickleKind::kObject || v.cls != PickleClass::kNdarray) {
+    p.fail(subject + "expected a numpy.ndarray, got " + p.describe_at(id));
+  }
+  const std::string self = subject + "the numpy.ndarray" + created_at(v.offset);
+  const PickleId state = p.object_state(id);
+  if (state < 0) p.fail(self + " has no state (no BUILD)");
+  auto items = p.items(state);
+  if (p.value(state).kind != PickleKind::kTuple || (items.size() != 4 && items.size() != 5)) {
+    p.fail(self + ": expected a state tuple (version, shape, dtype, fortran, data), got " +
+           p.describe_at(state));
+  }
+  if (items.size() == 5) {
+    if (!is_int(p, items[0])) {
+      p.fail(self + ": state version is " + p.describe_at(items[0]) + ", expected an int");
+    }
+    items = items.subspan(1);
+  }
+
+  ArrayView view;
+  view.offset = v.offset;
+  const PickleId shape = items[0];
+  const auto dims = p.items(shape);
+  if (p.value(shape).kind != PickleKind::kTuple || dims.size() > kMaxDimensions) {
+    p.fail(self + ": shape is " + p.describe_at(shape) + ", expected a tuple of at most " +
+           std::to_string(kMaxDimensions) + " ints");
+  }
+  bool empty = false;
+  for (const PickleId dim : dims) {
+    if (!is_int(p, dim) || p.value(dim).integer < 0) {
+      p.fail(self + ": shape entry is " + p.describe_at(dim) + ", expected a non-negative int");
+    }
+    view.shape.push_back(p.value(dim).integer);
+    empty = empty || p.value(dim).integer == 0;
+  }
+  view.count = empty ? 0 : 1;
+  for (const std::int64_t dim : view.shape) {
+    if (empty) break;
+    if (view.count > limits.max_array_elements / dim) {
+      p.fail_limit(self + " has shape " + shape_text(view.shape) + ", over the limit of " +
+                   std::to_string(limits.max_array_elements) +
+                   " elements (Limits::max_array_elements)");
+    }
+    view.count *= dim;
+  }
+
+  const PickleId dtype = items[1];
+  const PickleValue& dtype_value = p.value(dtype);
+  if (dtype_value.kind != PickleKind::kObject || dtype_value.cls != PickleClass::kDtype) {
+    p.fail(self + ": dtype is " + p.describe_at(dtype) + ", expected a numpy.dtype");
+  }
+  view.dtype_name = std::string(p.bytes(p.items(p.object_args(dtype))[0]));
+  if (view.dtype_name == "i4") {
+    view.dtype = DType::kInt32;
+  } else if (view.dtype_name == "i8") {
+    view.dtype = DType::kInt64;
+  } else if (view.dtype_name == "f4") {
+    view.dtype = DType::kFloat32;
+  } else if (view.dtype_name == "f8") {
+    view.dtype = DType::kFloat64;
+  } else {
+    p.fail(self + ": unsupported dtype " + printable(view.dtype_name) +
+           ", expected 'i4', 'i8', 'f4' or 'f8'");
+  }
+  const PickleId dtype_state = p.object_state(dtype);
+  const auto dtype_items = p.items(dtype_state);
+  if (dtype_state < 0 || p.value(dtype_state).kind != PickleKind::kTuple ||
+      dtype_items.size() < 2 || p.value(dtype_items[1]).kind != PickleKind::kString) {
+    p.fail(self + ": the numpy.dtype" + created_at(dtype_value.offset) +
+           " has no byte order (expected a state tuple with '<', '=' or '|' second)");
+  }
+  const std::string_view order = p.bytes(dtype_items[1]);
+  if (order != "<" && order != "=" && order != "|") {
+    p.fail(self + ": byte order " + printable(order) + " of dtype '" + view.dtype_name +
+           "' is not supported, expected little-endian '<'");
+  }
+
+  const PickleId fortran = items[2];
+  if (p.value(fortran).kind != PickleKind::kBool && !is_int(p, fortran)) {
+    p.fail(self + ": fortran flag is " + p.describe_at(fortran) + ", expected a bool");
+  }
+  view.fortran = p.value(fortran).integer != 0;
+
+  const PickleId data = items[3];
+  if (p.value(data).kind != PickleKind::kString) {
+    p.fail(self + ": data is " + p.describe_at(data) + ", expected raw bytes");
+  }
+  view.data = p.bytes(data);
+  const std::int64_t expected = view.count * item_size(view.dtype);
+  if (static_cast<std::int64_t>(view.data.size()) != expected) {
+    p.fail(self + " holds " + std::to_string(view.data.size()) + " data bytes, expected " +
+           std::to_string(expected) + " for shape " + shape_text(view.shape) + " of dtype '" +
+           view.dtype_name + "'");
+  }
+  return view;
+}
+
+std::string array_origin(const ArrayView& view) {
+  return " (the numpy.ndarray" + created_at(view.offset) + ")";
+}
+
+void require_vector(const Pickle& p, const ArrayView& view, const std::string& subject,
+                    bool integer) {
+  if (view.shape.size() != 1) {
+    p.fail(subject + "expected a 1-D array, got shape " + shape_text(view.shape) +
+           array_origin(view));
+  }
+  if (is_integer(view.dtype) != integer) {
+    p.fail(subject + "expected " +
+           (integer ? "an integer array ('i4' or 'i8')" : "a float array ('f4' or 'f8')") +
+           ", got dtype '" + view.dtype_name + "'" + array_origin(view));
+  }
+}
+
+std::vector<std::int64_t> to_integers(const ArrayView& view) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(view.count));
+  const char* bytes = view.data.data();
+  if (view.dtype == DType::kInt32) {
+    for (std::size_t i = 0; i < out.size(); ++i)
+      out[i] = load_little_endian<std::int32_t>(bytes + 4 * i);
+  } else {
+    for (std::size_t i = 0; i < out.size(); ++i)
+      out[i] = load_little_endian<std::int64_t>(bytes + 8 * i);
+  }
+  return out;
+}
+
+std::vector<float> to_floats(const ArrayView& view) {
+  std::vector<float> out(static_cast<std::size_t>(view.count));
+  const char* bytes = view.data.data();
+  if (view.dtype == DType::kFloat32) {
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = load_little_endian<float>(bytes + 4 * i);
+  } else {
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      out[i] = static_cast<float>(load_little_endian<double>(bytes + 8 * i));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+CsrArrays decode_csr_matrix(const Pickle& p, const Limits& limits) {
+  const PickleId root = p.root();
+  const PickleValue& v = p.value(root);
+  if (v.kind != PickleKind::kObject || v.cls != PickleClass::kCsrMatrix) {
+    p.fail("expected a scipy.sparse.csr.csr_matrix, got " + p.describe_at(root));
+  }
+  const std::string self = "the scipy.sparse.csr.csr_matrix" + created_at(v.offset);
+  const PickleId state = p.object_state(root);
+  if (state < 0) p.fail(self + " has no state (no BUILD)");
+  if (p.value(state).kind != PickleKind::kDict) {
+    p.fail(self + ": expected a dict as its state, got " + p.describe_at(state));
+  }
+
+  PickleId shape = -1;
+  PickleId indptr = -1;
+  PickleId indices = -1;
+  PickleId data = -1;
+  const auto entries = p.items(state);
+  for (std::size_t i = 0; i < entries.size(); i += 2) {
+    const PickleId key = entries[i];
+    if (p.value(key).kind != PickleKind::kString) {
+      p.fail(self + ": state key is " + p.describe_at(key) + ", expected a string");
+    }
+    const std::string_view name = p.bytes(key);
+    const PickleId item = entries[i + 1];
+    if (name == "_shape" || name == "shape") {
+      shape = item;
+    } else if (name == "indptr") {
+      indptr = item;
+    } else if (name == "indices") {
+      indices = item;
+    } else if (name == "data") {
+      data = item;
+    } else if (name == "format") {
+      if (p.value(item).kind != PickleKind::kString || p.bytes(item) != "csr") {
+        p.fail(self + ": format is " +
+               (p.value(item).kind == PickleKind::kString ? printable(p.bytes(item))
+                                                          : p.describe_at(item)) +
+               ", expected 'csr'");
+      }
+    }
+  }
+  const std::pair<PickleId, std::string_view> required[] = {
+      {shape, "_shape"}, {indptr, "indptr"}, {indices, "indices"}, {data, "data"}};
+  for (const auto& [id, name] : required) {
+    if (id < 0) p.fail(self + " has no '" + std::string(name) + "' in its state");
+  }
+
+  const auto dims = p.items(shape);
+  if (p.value(shape).kind != PickleKind::kTuple || dims.size() != 2 || !is_int(p, dims[0]) ||
+      !is_int(p, dims[1]) || p.value(dims[0]).integer < 0 || p.value(dims[1]).integer < 0) {
+    p.fail(self + ": '_shape' is " + p.describe_at(shape) +
+           ", expected a tuple of 2 non-negative ints");
+  }
+  CsrArrays out;
+  out.rows = p.value(dims[0]).integer;
+  out.cols = p.value(dims[1]).integer;
+  if (out.rows > limits.max_nodes) {
+    p.fail_limit(self + " has " + std::to_string(out.rows) + " rows, over the node limit of " +
+                 std::to_string(limits.max_nodes) + " (raise it with --max-nodes)");
+  }
+  const std::int64_t max_cols =
+      std::min<std::int64_t>(limits.max_features, std::numeric_limits<std::int32_t>::max());
+  if (out.cols > max_cols) {
+    p.fail_limit(self + " has " + std::to_string(out.cols) +
+                 " columns, over the feature limit of " + std::to_string(max_cols) +
+                 " (raise it with --max-features)");
+  }
+
+  const std::string indptr_subject = "'indptr' of " + self + ": ";
+  const std::string indices_subject = "'indices' of " + self + ": ";
+  const std::string data_subject = "'data' of " + self + ": ";
+  const ArrayView indptr_view = array_view(p, indptr, indptr_subject, limits);
+  require_vector(p, indptr_view, indptr_subject, true);
+  const ArrayView indices_view = array_view(p, indices, indices_subject, limits);
+  require_vector(p, indices_view, indices_subject, true);
+  const ArrayView data_view = array_view(p, data, data_subject, limits);
+  require_vector(p, data_view, data_subject, false);
+
+  if (indptr_view.count != out.rows + 1) {
+    p.fail(indptr_subject + std::to_string(indptr_view.count) +
+           " entries, expected rows + 1 = " + std::to_string(out.rows + 1));
+  }
+  out.indptr = to_integers(indptr_view);
+  if (out.indptr[0] != 0) {
+    p.fail(indptr_subject + "indptr[0] = " + std::to_string(out.indptr[0]) + ", expected 0");
+  }
+  for (std::size_t r = 1; r < out.indptr.size(); ++r) {
+    if (out.indptr[r] < out.indptr[r - 1]) {
+      p.fail(indptr_subject + "not monotone: indptr[" + std::to_string(r) +
+             "] = " + std::to_string(out.indptr[r]) + " is less than indptr[" +
+             std::to_string(r - 1) + "] = " + std::to_string(out.indptr[r - 1]));
+    }
+  }
+  const std::int64_t nnz = out.indptr.back();
+  if (indices_view.count != nnz) {
+    p.fail(indices_subject + std::to_string(indices_view.count) +
+           " entries, expected indptr[rows] = " + std::to_string(nnz));
+  }
+  if (data_view.count != nnz) {
+    p.fail(data_subject + std::to_string(data_view.count) +
+           " entries, expected indptr[rows] = " + std::to_string(nnz));
+  }
+
+  const std::vector<std::int64_t> columns = to_integers(indices_view);
+  out.indices.resize(columns.size());
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    if (columns[k] < 0 || columns[k] >= out.cols) {
+      p.fail(indices_subject + "indices[" + std::to_string(k) + "] = " +
+             std::to_string(columns[k]) + " is outside [0, " + std::to_string(out.cols) + ")");
+    }
+    out.indices[k] = static_cast<std::int32_t>(columns[k]);
+  }
+  out.values = to_floats(data_view);
+  for (std::size_t k = 0; k < out.values.size(); ++k) {
+    if (!std::isfinite(out.values[k])) {
+      p.fail(data_subject + "data[" + std::to_string(k) + "] is not a finite float");
+    }
+  }
+
+  // scipy allows unsorted rows; Eigen needs sorted ones, and a repeated column is ambiguous.
+  std::vector<std::pair<std::int32_t, float>> scratch;
+  for (std::int64_t r = 0; r < out.rows; ++r) {
+    const auto begin = static_cast<std::size_t>(out.indptr[static_cast<std::size_t>(r)]);
+    const auto end = static_cast<std::size_t>(out.indptr[static_cast<std::size_t>(r) + 1]);
+    bool sorted = true;
+    for (std::size_t k = begin + 1; k < end && sorted; ++k)
+      sorted = out.indices[k - 1] < out.indices[k];
+    if (sorted) continue;
+    scratch.clear();
+    for (std::size_t k = begin; k < end; ++k) scratch.emplace_back(out.indices[k], out.values[k]);
+    std::sort(scratch.begin(), scratch.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t k = 0; k < scratch.size(); ++k) {
+      if (k > 0 && scratch[k - 1].first == scratch[k].first) {
+        p.fail(indices_subject + "row " + std::to_string(r) + " lists column " +
+               std::to_string(scratch[k].first) + " twice");
+      }
+      out.indices[begin + k] = scratch[k].first;
+      out.values[begin + k] = scratch[k].second;
+    }
+  }
+  return out;
+}
+
+IntMatrix decode_int_matrix(const Pickle& p, const Limits& limits) {
+  const ArrayView view = array_view(p, p.root(), "", limits);
+  if (view.shape.size() != 2) {
+    p.fail("expected a 2-D array, got shape " + shape_text(view.shape) + array_origin(view));
+  }
+  if (!is_integer(view.dtype)) {
+    p.fail("expected an integer array ('i4' or 'i8'), got dtype '" + view.dtype_name + "'" +
+           array_origin(view));
+  }
+  IntMatrix out;
+  out.rows = view.shape[0];
+  out.cols = view.shape[1];
+  if (out.rows > limits.max_nodes) {
+    p.fail_limit("the array has " + std::to_string(out.rows) + " rows, over the node limit of " +
+                 std::to_string(limits.max_nodes) + " (raise it with --max-nodes)");
+  }
+  out.values = to_integers(view);
+  if (view.fortran && out.rows > 1 && out.cols > 1) {
+    std::vector<std::int64_t> row_major(out.values.size());
+    const auto rows = static_cast<std::size_t>(out.rows);
+    const auto cols = static_cast<std::size_t>(out.cols);
+    for (std::size_t c = 0; c < cols; ++c) {
+      for (std::size_t r = 0; r < rows; ++r) row_major[r * cols + c] = out.values[c * rows + r];
+    }
+    out.values = std::move(row_major);
+  }
+  return out;
+}
+
+AdjacencyLists decode_adjacency(const Pickle& p, std::int64_t num_nodes, const Limits& limits) {
+  const PickleId root = p.root();
+  if (p.value(root).kind != PickleKind::kDict) {
+    p.fail("expected a dict of int -> list of int (collections.defaultdict), got " +
+           p.describe_at(root));
+  }
+  const auto entries = p.items(root);
+  const std::string range = "[0, " + std::to_string(num_nodes) + ")";
+
+  std::int64_t total = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> keys;  // (key, offset)
+  keys.reserve(entries.size() / 2);
+  for (std::size_t i = 0; i < entries.size(); i += 2) {
+    const PickleId key = entries[i];
+    const PickleId list = entries[i + 1];
+    if (!is_int(p, key)) p.fail("dict key is " + p.describe_at(key) + ", expected an int");
+    const std::int64_t id = p.value(key).integer;
+    if (id < 0 || id >= num_nodes) {
+      p.fail("dict key " + std::to_string(id) + created_at(p.value(key).offset) + " is outside " +
+             range);
+    }
+    if (p.value(list).kind != PickleKind::kList) {
+      p.fail("the value of key " + std::to_string(id) + " is " + p.describe_at(list) +
+             ", expected a list of ints");
+    }
+    keys.emplace_back(id, p.value(key).offset);
+    total += static_cast<std::int64_t>(p.items(list).size());
+  }
+  if (total > limits.max_edges) {
+    p.fail_limit("the dict holds " + std::to_string(total) + " edges, over the edge limit of " +
+                 std::to_string(limits.max_edges) + " (raise it with --max-edges)");
+  }
+  std::sort(keys.begin(), keys.end());
+  for (std::size_t i = 1; i < keys.size(); ++i) {
+    if (keys[i].first == keys[i - 1].first) {
+      p.fail("dict key " + std::to_string(keys[i].first) + " appears twice (at bytes " +
+             std::to_string(keys[i - 1].second) + " and " + std::to_string(keys[i].second) + ")");
+    }
+  }
+
+  AdjacencyLists out;
+  out.sources.reserve(static_cast<std::size_t>(total));
+  out.targets.reserve(static_cast<std::size_t>(total));
+  for (std::size_t i = 0; i < entries.size(); i += 2) {
+    const auto source = static_cast<NodeId>(p.value(entries[i]).integer);
+    for (const PickleId item : p.items(entries[i + 1])) {
+      if (!is_int(p, item)) {
+        p.fail("an item of the list of key " + std::to_string(source) + " is " +
+               p.describe_at(item) + ", expected an int");
+      }
+      const std::int64_t target = p.value(item).integer;
+      if (target < 0 || target >= num_nodes) {
+        p.fail("node id " + std::to_string(target) + created_at(p.value(item).offset) +
+               " in the list of key " + std::to_string(source) + " is outside " + range);
+      }
+      out.sources.push_back(source);
+      out.targets.push_back(static_cast<NodeId>(target));
+    }
+  }
+  return out;
+}
+
+}  // namespace maskgat::detail

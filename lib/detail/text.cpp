@@ -1,0 +1,121 @@
+#include "detail/text.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <system_error>
+
+#include "maskgat/core/error.hpp"
+
+namespace maskgat::detail {
+namespace {
+
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+
+bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
+
+std::string_view trim(std::string_view text) noexcept {
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+}  // namespace
+
+LineReader::LineReader(const std::filesystem::path& path, std::string_view reader)
+    : path_(path.string()), reader_(reader) {
+  if (std::filesystem::is_directory(path)) {
+    throw IoError(reader_ + ": cannot open '" + path_ + "': is a directory");
+  }
+  stream_.open(path, std::ios::binary);
+  if (!stream_) throw IoError(reader_ + ": cannot open '" + path_ + "': " + errno_text());
+}
+
+bool LineReader::next(std::string_view& line) {
+  if (!std::getline(stream_, buffer_)) {
+    if (stream_.bad()) throw IoError(reader_ + ": cannot read '" + path_ + "': " + errno_text());
+    return false;
+  }
+  ++line_number_;
+  line = buffer_;
+  if (line_number_ == 1 && line.starts_with(kByteOrderMark)) line.remove_prefix(kByteOrderMark.size());
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return true;
+}
+
+void LineReader::fail(std::string_view message) const {
+  throw ParseError(reader_, path_, line_number_, message);
+}
+
+void LineReader::fail_limit(std::string_view message) const {
+  throw LimitError(reader_, path_, line_number_, message);
+}
+
+bool is_blank_or_comment(std::string_view line) noexcept {
+  const std::string_view text = trim(line);
+  return text.empty() || text.front() == '#' || text.front() == '%';
+}
+
+void split_fields(std::string_view line, std::vector<std::string_view>& fields) {
+  fields.clear();
+  std::size_t pos = 0;
+  const auto is_separator = [](char c) { return is_space(c) || c == ','; };
+  while (pos < line.size()) {
+    while (pos < line.size() && is_separator(line[pos])) ++pos;
+    const std::size_t start = pos;
+    while (pos < line.size() && !is_separator(line[pos])) ++pos;
+    if (pos > start) fields.push_back(line.substr(start, pos - start));
+  }
+}
+
+void split_delimited(std::string_view line, char delimiter, std::vector<std::string_view>& fields) {
+  fields.clear();
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = line.find(delimiter, start);
+    if (end == std::string_view::npos) {
+      fields.push_back(trim(line.substr(start)));
+      return;
+    }
+    fields.push_back(trim(line.substr(start, end - start)));
+    start = end + 1;
+  }
+}
+
+std::optional<double> parse_number(std::string_view token) noexcept {
+  if (token.starts_with('+')) token.remove_prefix(1);
+  if (token.empty()) return std::nullopt;
+  double value = 0.0;
+  const auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), value);
+  if (error == std::errc::result_out_of_range) {
+    // from_chars reports overflow and underflow alike; strtod tells them apart (inf or 0).
+    const std::string copy(token);
+    return std::strtod(copy.c_str(), nullptr);
+  }
+  if (error != std::errc() || end != token.data() + token.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<std::int64_t> parse_integer(std::string_view token) noexcept {
+  if (token.starts_with('+')) token.remove_prefix(1);
+  if (token.empty()) return std::nullopt;
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), value);
+  if (error != std::errc() || end != token.data() + token.size()) return std::nullopt;
+  return value;
+}
+
+std::string quoted(std::string_view token) {
+  constexpr std::size_t kMaxShown = 40;
+  std::string text = "'";
+  if (token.size() > kMaxShown) {
+    text.append(token.substr(0, kMaxShown)).append("...");
+  } else {
+    text.append(token);
+  }
+  return text + "'";
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+}  // namespace maskgat::detail

@@ -1,0 +1,65 @@
+#pragma once
+// Line-oriented text reading shared by the text readers: BOM and CRLF handling, comment lines,
+// field splitting, number parsing, and errors located at `<reader>: <path>:<line>`.
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace maskgat::detail {
+
+// Reads a text file line by line. The first line loses a UTF-8 byte-order mark, every line its
+// trailing `\r`. Errors carry the reader name, the path as given and the current line number.
+class LineReader {
+ public:
+  // Throws IoError `<reader>: cannot open '<path>': <reason>` when the file cannot be opened.
+  LineReader(const std::filesystem::path& path, std::string_view reader);
+
+  // The next line without its line end; false at the end of the file.
+  bool next(std::string_view& line);
+  [[nodiscard]] std::int64_t line_number() const noexcept { return line_number_; }
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  [[nodiscard]] std::string_view reader() const noexcept { return reader_; }
+
+  // Throws ParseError at the current line.
+  [[noreturn]] void fail(std::string_view message) const;
+  // Throws LimitError at the current line.
+  [[noreturn]] void fail_limit(std::string_view message) const;
+
+ private:
+  std::ifstream stream_;
+  std::string buffer_;
+  std::string path_;
+  std::string reader_;
+  std::int64_t line_number_ = 0;
+};
+
+// True for a blank line or one whose first non-blank character is `#` or `%`.
+[[nodiscard]] bool is_blank_or_comment(std::string_view line) noexcept;
+
+// Splits `line` at runs of spaces, tabs and commas into `fields` (cleared first).
+void split_fields(std::string_view line, std::vector<std::string_view>& fields);
+
+// Splits `line` at every `delimiter` into `fields` (cleared first), trimming spaces around
+// each field; empty fields are kept.
+void split_delimited(std::string_view line, char delimiter, std::vector<std::string_view>& fields);
+
+// The whole token as a floating-point number (nan and inf included, leading `+` allowed), or
+// nullopt when it is not a number.
+[[nodiscard]] std::optional<double> parse_number(std::string_view token) noexcept;
+
+// The whole token as a base-10 integer (leading `+` or `-` allowed), or nullopt when it is not
+// an integer or does not fit in 64 bits.
+[[nodiscard]] std::optional<std::int64_t> parse_integer(std::string_view token) noexcept;
+
+// `'token'` for messages, shortened to 40 characters with `...`.
+[[nodiscard]] std::string quoted(std::string_view token);
+
+// `strerror`-style text of the current `errno`.
+[[nodiscard]] std::string errno_text();
+
+}  // namespace maskgat::detail

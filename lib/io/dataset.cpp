@@ -1,0 +1,174 @@
+#include "maskgat/io/dataset.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <string>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/graph/bgl.hpp"
+#include "maskgat/io/dot.hpp"
+#include "maskgat/io/edge_list.hpp"
+#include "maskgat/io/graphml.hpp"
+#include "maskgat/io/labels.hpp"
+#include "maskgat/io/linqs.hpp"
+#include "maskgat/io/planetoid.hpp"
+#include "maskgat/io/synthetic.hpp"
+
+namespace maskgat {
+namespace {
+
+enum class GraphFormat { kEdgeList, kGraphMl, kDot };
+
+GraphFormat graph_format(const FileSources& files) {
+  std::string format = files.format;
+  if (format == "auto") {
+    std::string extension = files.graph.extension().string();
+    std::transform(extension.begin(), extension.end(), extension.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (extension == ".graphml") return GraphFormat::kGraphMl;
+    if (extension == ".dot" || extension == ".gv") return GraphFormat::kDot;
+    return GraphFormat::kEdgeList;
+  }
+  if (format == "edgelist") return GraphFormat::kEdgeList;
+  if (format == "graphml") return GraphFormat::kGraphMl;
+  if (format == "dot") return GraphFormat::kDot;
+  throw InvalidArgument("unknown graph format '" + format +
+                        "': expected auto, edgelist, graphml or dot");
+}
+
+DegreeSummary summarize(std::vector<EdgeId> degrees) {
+  DegreeSummary summary;
+  if (degrees.empty()) return summary;
+  const auto middle = degrees.begin() + static_cast<std::ptrdiff_t>((degrees.size() - 1) / 2);
+  std::nth_element(degrees.begin(), middle, degrees.end());
+  summary.median = *middle;
+  const auto [low, high] = std::minmax_element(degrees.begin(), degrees.end());
+  summary.min = *low;
+  summary.max = *high;
+  return summary;
+}
+
+}  // namespace
+
+std::vector<NodeId> Dataset::nodes_in(SplitPart part) const {
+  std::vector<NodeId> ids;
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    if (split[i] == part) ids.push_back(static_cast<NodeId>(i));
+  }
+  return ids;
+}
+
+void Dataset::require_features() const {
+  if (!missing_features.empty()) throw IoError(name + ": " + missing_features);
+}
+
+std::filesystem::path resolve_data_dir(const std::optional<std::filesystem::path>& flag,
+                                       const std::filesystem::path& fallback) {
+  if (flag) return *flag;
+  const char* env = std::getenv("MASKGAT_DATA_DIR");
+  if (env != nullptr && *env != '\0') return env;
+  return fallback;
+}
+
+Dataset load_dataset(std::string_view name, const DatasetOptions& options) {
+  if (name.starts_with("synthetic:")) return make_synthetic(parse_synthetic_spec(name), options);
+  if (name == "cora" || name == "citeseer" || name == "pubmed") {
+    if (options.source == DatasetSource::kLinqs) {
+      return read_linqs(options.data_dir / "linqs" / std::string(name), name, options);
+    }
+    return read_planetoid(options.data_dir / "planetoid", name, options);
+  }
+  throw InvalidArgument("unknown dataset '" + std::string(name) +
+                        "': expected cora, citeseer, pubmed or synthetic:nodes=N,...");
+}
+
+Dataset load_files(const FileSources& files, const DatasetOptions& options) {
+  NodeIndex nodes = files.numeric_ids ? NodeIndex::numeric(files.num_nodes, options.read.limits.max_nodes)
+                                      : NodeIndex::named(options.read.limits.max_nodes);
+  Dataset dataset;
+  dataset.name = files.graph.filename().string();
+  if (!files.features.empty()) {
+    FeatureTable table = read_features(files.features, nodes, options.read);
+    dataset.features = std::move(table.matrix);
+    dataset.feature_names = std::move(table.column_names);
+  } else {
+    dataset.missing_features = "no features file was given (--features)";
+  }
+  const EdgeListOptions graph_options{files.undirected, options.read};
+  LoadedGraph loaded;
+  switch (graph_format(files)) {
+    case GraphFormat::kEdgeList:
+      loaded = read_edge_list(files.graph, nodes, graph_options);
+      break;
+    case GraphFormat::kGraphMl:
+      loaded = read_graphml(files.graph, nodes, graph_options);
+      break;
+    case GraphFormat::kDot:
+      loaded = read_dot(files.graph, nodes, graph_options);
+      break;
+  }
+  nodes.freeze();
+  dataset.graph = std::move(loaded.graph);
+  dataset.notes = std::move(loaded.notes);
+  dataset.node_names = nodes.names();
+  const auto num_nodes = static_cast<std::size_t>(dataset.graph.num_nodes());
+  if (files.features.empty()) dataset.features = FeatureMatrix(DenseFeatures(dataset.graph.num_nodes(), 0));
+  if (!files.labels.empty()) {
+    LabelTable table = read_labels(files.labels, nodes, options.read, dataset.notes);
+    dataset.labels = std::move(table.labels);
+    dataset.class_names = std::move(table.class_names);
+  } else {
+    dataset.labels.assign(num_nodes, -1);
+  }
+  if (!files.split.empty()) {
+    dataset.split = read_split(files.split, nodes, options.read, dataset.notes);
+  } else if (!files.labels.empty()) {
+    dataset.split = random_split(dataset.labels, dataset.num_classes(), options.split_sizes,
+                                 options.seed, dataset.notes);
+  } else {
+    dataset.split.assign(num_nodes, SplitPart::kNone);
+  }
+  if (options.normalize_features) dataset.features.normalize_rows();
+  return dataset;
+}
+
+Statistics compute_statistics(const Dataset& dataset) {
+  const Graph& graph = dataset.graph;
+  Statistics stats;
+  stats.nodes = graph.num_nodes();
+  stats.self_loops = graph.num_self_loops();
+  stats.edges = graph.num_edges() - stats.self_loops;
+  std::vector<EdgeId> in_degrees(static_cast<std::size_t>(graph.num_nodes()));
+  std::vector<EdgeId> out_degrees(in_degrees.size());
+  for (NodeId node = 0; node < graph.num_nodes(); ++node) {
+    const auto i = static_cast<std::size_t>(node);
+    const auto has_loop = [node](std::span<const NodeId> neighbors) {
+      return std::binary_search(neighbors.begin(), neighbors.end(), node) ? 1 : 0;
+    };
+    in_degrees[i] = graph.in_degree(node) - has_loop(graph.in_neighbors(node));
+    out_degrees[i] = graph.out_degree(node) - has_loop(graph.out_neighbors(node));
+    if (in_degrees[i] == 0 && out_degrees[i] == 0) ++stats.isolated_nodes;
+  }
+  stats.in_degree = summarize(std::move(in_degrees));
+  stats.out_degree = summarize(std::move(out_degrees));
+  stats.components = weak_components(graph);
+  stats.features = dataset.missing_features.empty() ? dataset.features.cols() : 0;
+  stats.feature_density = dataset.missing_features.empty() ? dataset.features.density() : 0.0;
+  stats.class_counts.assign(static_cast<std::size_t>(dataset.num_classes()), 0);
+  for (const std::int32_t label : dataset.labels) {
+    if (label < 0) {
+      ++stats.unlabelled;
+    } else {
+      ++stats.class_counts[static_cast<std::size_t>(label)];
+    }
+  }
+  for (const SplitPart part : dataset.split) {
+    stats.train += part == SplitPart::kTrain ? 1 : 0;
+    stats.val += part == SplitPart::kVal ? 1 : 0;
+    stats.test += part == SplitPart::kTest ? 1 : 0;
+  }
+  return stats;
+}
+
+}  // namespace maskgat

@@ -1,0 +1,162 @@
+#include "maskgat/io/dot.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/graphviz.hpp>
+#include <boost/property_map/dynamic_property_map.hpp>
+#include <cctype>
+#include <cmath>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "detail/assemble.hpp"
+#include "detail/prescan.hpp"
+#include "detail/text.hpp"
+#include "maskgat/core/error.hpp"
+
+namespace maskgat {
+namespace {
+
+constexpr std::string_view kReader = "dot";
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+// Graphviz's own default for an edge without a `weight` attribute.
+constexpr float kDefaultWeight = 1.0F;
+
+struct DotVertex {
+  std::string name;
+};
+struct DotEdge {
+  std::string weight;
+  bool has_weight = false;
+};
+
+// The edge `weight` attribute as text, recording whether the edge had one: `weight=""` and no
+// attribute at all must not look alike.
+template <typename BglGraph>
+class WeightMap {
+ public:
+  using key_type = typename boost::graph_traits<BglGraph>::edge_descriptor;
+  using value_type = std::string;
+  using reference = std::string;
+  using category = boost::read_write_property_map_tag;
+
+  explicit WeightMap(BglGraph& graph) : graph_(&graph) {}
+
+  friend std::string get(const WeightMap& map, const key_type& edge) {
+    return (*map.graph_)[edge].weight;
+  }
+  friend void put(const WeightMap& map, const key_type& edge, const std::string& value) {
+    DotEdge& data = (*map.graph_)[edge];
+    data.weight = value;
+    data.has_weight = true;
+  }
+
+ private:
+  BglGraph* graph_;
+};
+
+std::string without_trailing_space(std::string text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) {
+    text.pop_back();
+  }
+  return text;
+}
+
+float weight_or_throw(const std::string& text, const std::string& edge, const std::string& path) {
+  const auto weight = detail::parse_number(text);
+  if (!weight) {
+    throw ParseError(kReader, path, 0,
+                     edge + ": weight " + detail::quoted(text) + " is not a number");
+  }
+  if (!std::isfinite(*weight) || !std::isfinite(static_cast<float>(*weight))) {
+    throw ParseError(kReader, path, 0,
+                     edge + ": weight " + detail::quoted(text) + " is not finite");
+  }
+  return static_cast<float>(*weight);
+}
+
+template <typename BglGraph>
+LoadedGraph load(const std::string& content, NodeIndex& nodes, const EdgeListOptions& options,
+                 const std::string& path) {
+  BglGraph graph;
+  boost::dynamic_properties properties(boost::ignore_other_properties);
+  properties.property("node_id", boost::get(&DotVertex::name, graph));
+  properties.property("weight", WeightMap<BglGraph>(graph));
+  try {
+    boost::read_graphviz(content, graph, properties, "node_id");
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& error) {
+    throw ParseError(kReader, path, 0,
+                     "Boost.Graph read_graphviz: " + without_trailing_space(error.what()));
+  }
+
+  // Boost creates vertices in byte order of their names, so ids follow that order.
+  const std::size_t num_vertices = boost::num_vertices(graph);
+  std::vector<NodeId> ids(num_vertices);
+  for (std::size_t v = 0; v < num_vertices; ++v) {
+    ids[v] = detail::node_id_or_throw(nodes, graph[v].name, kReader, path, 0);
+  }
+
+  const auto num_edges = static_cast<std::int64_t>(boost::num_edges(graph));
+  detail::check_edge_limit(num_edges, options, kReader, path, 0);
+  constexpr bool kUndirected =
+      std::is_same_v<typename boost::graph_traits<BglGraph>::directed_category,
+                     boost::undirected_tag>;
+  bool weighted = false;
+  for (auto [edge, end] = boost::edges(graph); edge != end; ++edge) {
+    weighted = weighted || graph[*edge].has_weight;
+  }
+  EdgeList edges;
+  edges.sources.reserve(static_cast<std::size_t>(num_edges));
+  edges.targets.reserve(static_cast<std::size_t>(num_edges));
+  // Directed: by source, then in file order; undirected: in file order. Either way copies of
+  // one edge stay in file order, so merging keeps the first weight.
+  for (auto [edge, end] = boost::edges(graph); edge != end; ++edge) {
+    const std::size_t source = boost::source(*edge, graph);
+    const std::size_t target = boost::target(*edge, graph);
+    edges.sources.push_back(ids[source]);
+    edges.targets.push_back(ids[target]);
+    if (!weighted) continue;
+    const DotEdge& data = graph[*edge];
+    if (!data.has_weight) {
+      edges.weights.push_back(kDefaultWeight);
+      continue;
+    }
+    const std::string shown = "edge " + detail::quoted(graph[source].name) +
+                              (kUndirected ? " -- " : " -> ") + detail::quoted(graph[target].name);
+    edges.weights.push_back(weight_or_throw(data.weight, shown, path));
+  }
+
+  if constexpr (kUndirected) {
+    EdgeListOptions both_ways = options;
+    both_ways.undirected = true;
+    return detail::assemble_graph(edges, nodes, both_ways, kReader, path);
+  } else {
+    return detail::assemble_graph(edges, nodes, options, kReader, path);
+  }
+}
+
+using DirectedDot =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, DotVertex, DotEdge>;
+using UndirectedDot =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, DotVertex, DotEdge>;
+
+}  // namespace
+
+LoadedGraph read_dot(const std::filesystem::path& path, NodeIndex& nodes,
+                     const EdgeListOptions& options) {
+  const std::string shown = path.string();
+  std::string content =
+      detail::read_bounded_file(path, options.read.limits.max_file_bytes, kReader);
+  const detail::DotScan scan = detail::prescan_dot(content, options.read.limits, shown);
+  // Boost's tokenizer does not skip a byte-order mark.
+  if (std::string_view(content).starts_with(kByteOrderMark))
+    content.erase(0, kByteOrderMark.size());
+  // read_graphviz rejects a file whose kind differs from the graph type, so pick it from the file.
+  if (scan.directed) return load<DirectedDot>(content, nodes, options, shown);
+  return load<UndirectedDot>(content, nodes, options, shown);
+}
+
+}  // namespace maskgat

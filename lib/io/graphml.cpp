@@ -1,0 +1,249 @@
+#include "maskgat/io/graphml.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/graphml.hpp>
+#include <boost/lexical_cast.hpp>
+#include <boost/property_map/dynamic_property_map.hpp>
+#include <cctype>
+#include <cmath>
+#include <new>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "detail/assemble.hpp"
+#include "detail/prescan.hpp"
+#include "detail/text.hpp"
+#include "maskgat/core/error.hpp"
+
+namespace maskgat {
+namespace {
+
+constexpr std::string_view kReader = "graphml";
+
+// One `<data>` value as Boost delivered it, converted to the key's declared `attr.type`.
+struct DataValue {
+  std::string text;     // the string, or the number written back as text for messages
+  double number = 0.0;  // valid when `is_number`
+  bool is_number = false;
+  bool present = false;  // false when the element had no data for the key and it has no default
+};
+
+struct VertexData {
+  DataValue value;
+};
+struct EdgeData {
+  DataValue value;
+};
+
+// A property map storing into the bundled `DataValue` of a vertex or an edge. Boost hands
+// `dynamic_properties` values of the key's declared type, so the map's value type must match it;
+// unlike a plain bundled member it also records that a value was given at all.
+template <typename BglGraph, typename Key, typename Value>
+class DataValueMap {
+ public:
+  using key_type = Key;
+  using value_type = Value;
+  using reference = Value;
+  using category = boost::read_write_property_map_tag;
+
+  explicit DataValueMap(BglGraph& graph) : graph_(&graph) {}
+
+  friend Value get(const DataValueMap& map, const Key& key) {
+    const DataValue& data = (*map.graph_)[key].value;
+    if constexpr (std::is_same_v<Value, std::string>) {
+      return data.text;
+    } else {
+      return static_cast<Value>(data.number);
+    }
+  }
+
+  friend void put(const DataValueMap& map, const Key& key, const Value& value) {
+    DataValue& data = (*map.graph_)[key].value;
+    if constexpr (std::is_same_v<Value, std::string>) {
+      data.text = value;
+      data.is_number = false;
+    } else {
+      data.text = boost::lexical_cast<std::string>(value);
+      data.number = static_cast<double>(value);
+      data.is_number = true;
+    }
+    data.present = true;
+  }
+
+ private:
+  BglGraph* graph_;
+};
+
+template <typename BglGraph>
+void add_name_property(boost::dynamic_properties& properties, BglGraph& graph,
+                       const detail::GraphmlKey& key, const std::string& path) {
+  using Vertex = typename boost::graph_traits<BglGraph>::vertex_descriptor;
+  if (key.type == "string") {
+    properties.property("name", DataValueMap<BglGraph, Vertex, std::string>(graph));
+  } else if (key.type == "int") {
+    properties.property("name", DataValueMap<BglGraph, Vertex, int>(graph));
+  } else if (key.type == "long") {
+    properties.property("name", DataValueMap<BglGraph, Vertex, long>(graph));
+  } else {
+    throw ParseError(kReader, path, 0,
+                     "key '" + key.id + "' (node attr.name 'name') has attr.type '" + key.type +
+                         "': expected string, int or long");
+  }
+}
+
+template <typename BglGraph>
+void add_weight_property(boost::dynamic_properties& properties, BglGraph& graph,
+                         const detail::GraphmlKey& key, const std::string& path) {
+  using Edge = typename boost::graph_traits<BglGraph>::edge_descriptor;
+  if (key.type == "double") {
+    properties.property("weight", DataValueMap<BglGraph, Edge, double>(graph));
+  } else if (key.type == "float") {
+    properties.property("weight", DataValueMap<BglGraph, Edge, float>(graph));
+  } else if (key.type == "int") {
+    properties.property("weight", DataValueMap<BglGraph, Edge, int>(graph));
+  } else if (key.type == "long") {
+    properties.property("weight", DataValueMap<BglGraph, Edge, long>(graph));
+  } else if (key.type == "string") {
+    properties.property("weight", DataValueMap<BglGraph, Edge, std::string>(graph));
+  } else {
+    throw ParseError(kReader, path, 0,
+                     "key '" + key.id + "' (edge attr.name 'weight') has attr.type '" + key.type +
+                         "': expected double, float, int, long or string");
+  }
+}
+
+std::string without_trailing_space(std::string text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) {
+    text.pop_back();
+  }
+  return text;
+}
+
+float weight_or_throw(const DataValue& value, const std::string& edge,
+                      const detail::GraphmlKey& key, const std::string& path) {
+  if (!value.present) {
+    throw ParseError(kReader, path, 0,
+                     edge + ": no 'weight' value, and key '" + key.id + "' has no default");
+  }
+  double weight = value.number;
+  if (!value.is_number) {
+    const auto parsed = detail::parse_number(value.text);
+    if (!parsed) {
+      throw ParseError(kReader, path, 0,
+                       edge + ": weight " + detail::quoted(value.text) + " is not a number");
+    }
+    weight = *parsed;
+  }
+  if (!std::isfinite(weight) || !std::isfinite(static_cast<float>(weight))) {
+    throw ParseError(kReader, path, 0,
+                     edge + ": weight " + detail::quoted(value.text) + " is not finite");
+  }
+  return static_cast<float>(weight);
+}
+
+template <typename BglGraph>
+LoadedGraph load(std::string content, const detail::GraphmlScan& scan, NodeIndex& nodes,
+                 const EdgeListOptions& options, const std::string& path) {
+  BglGraph graph;
+  boost::dynamic_properties properties(boost::ignore_other_properties);
+  if (scan.node_name) add_name_property(properties, graph, *scan.node_name, path);
+  if (scan.edge_weight) add_weight_property(properties, graph, *scan.edge_weight, path);
+
+  std::istringstream stream(std::move(content));
+  try {
+    boost::read_graphml(stream, graph, properties);
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& error) {
+    throw ParseError(kReader, path, 0,
+                     "Boost.Graph read_graphml: " + without_trailing_space(error.what()));
+  }
+  if (!scan.has_graph) {
+    throw ParseError(kReader, path, 0, "no <graph> element inside <graphml>");
+  }
+
+  // Boost numbers vertices in file order; without a name key that position is the token.
+  const std::size_t num_vertices = boost::num_vertices(graph);
+  std::vector<std::string> tokens(num_vertices);
+  std::unordered_map<std::string_view, std::size_t> position_of_name;
+  for (std::size_t v = 0; v < num_vertices; ++v) {
+    if (!scan.node_name) {
+      tokens[v] = std::to_string(v);
+      continue;
+    }
+    const DataValue& name = graph[v].value;
+    if (!name.present || name.text.empty()) {
+      throw ParseError(kReader, path, 0,
+                       "node " + std::to_string(v) +
+                           " (0-based, in file order) has no 'name' value (key '" +
+                           scan.node_name->id + "')");
+    }
+    tokens[v] = name.text;
+    const auto [found, inserted] = position_of_name.emplace(name.text, v);
+    if (!inserted) {
+      throw ParseError(kReader, path, 0,
+                       "nodes " + std::to_string(found->second) + " and " + std::to_string(v) +
+                           " (0-based, in file order) have the same name " +
+                           detail::quoted(name.text));
+    }
+  }
+  std::vector<NodeId> ids(num_vertices);
+  for (std::size_t v = 0; v < num_vertices; ++v) {
+    ids[v] = detail::node_id_or_throw(nodes, tokens[v], kReader, path, 0);
+  }
+
+  const auto num_edges = static_cast<std::int64_t>(boost::num_edges(graph));
+  detail::check_edge_limit(num_edges, options, kReader, path, 0);
+  constexpr bool kUndirected =
+      std::is_same_v<typename boost::graph_traits<BglGraph>::directed_category,
+                     boost::undirected_tag>;
+  EdgeList edges;
+  edges.sources.reserve(static_cast<std::size_t>(num_edges));
+  edges.targets.reserve(static_cast<std::size_t>(num_edges));
+  // Directed: by source, then in file order; undirected: in file order. Either way copies of
+  // one edge stay in file order, so merging keeps the first weight.
+  for (auto [edge, end] = boost::edges(graph); edge != end; ++edge) {
+    const std::size_t source = boost::source(*edge, graph);
+    const std::size_t target = boost::target(*edge, graph);
+    edges.sources.push_back(ids[source]);
+    edges.targets.push_back(ids[target]);
+    if (scan.edge_weight) {
+      const std::string shown = "edge " + detail::quoted(tokens[source]) +
+                                (kUndirected ? " -- " : " -> ") + detail::quoted(tokens[target]);
+      edges.weights.push_back(weight_or_throw(graph[*edge].value, shown, *scan.edge_weight, path));
+    }
+  }
+
+  if constexpr (kUndirected) {
+    EdgeListOptions both_ways = options;
+    both_ways.undirected = true;
+    return detail::assemble_graph(edges, nodes, both_ways, kReader, path);
+  } else {
+    return detail::assemble_graph(edges, nodes, options, kReader, path);
+  }
+}
+
+using DirectedGraphml =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, VertexData, EdgeData>;
+using UndirectedGraphml =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, VertexData, EdgeData>;
+
+}  // namespace
+
+LoadedGraph read_graphml(const std::filesystem::path& path, NodeIndex& nodes,
+                         const EdgeListOptions& options) {
+  const std::string shown = path.string();
+  std::string content =
+      detail::read_bounded_file(path, options.read.limits.max_file_bytes, kReader);
+  const detail::GraphmlScan scan = detail::prescan_graphml(content, options.read.limits, shown);
+  // Boost rejects edges whose direction differs from the graph type, so pick it from the file.
+  if (scan.undirected)
+    return load<UndirectedGraphml>(std::move(content), scan, nodes, options, shown);
+  return load<DirectedGraphml>(std::move(content), scan, nodes, options, shown);
+}
+
+}  // namespace maskgat

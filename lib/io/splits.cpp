@@ -1,0 +1,139 @@
+#include "maskgat/io/splits.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "detail/text.hpp"
+#include "maskgat/core/error.hpp"
+#include "maskgat/core/random.hpp"
+
+namespace maskgat {
+namespace {
+
+constexpr std::string_view kReader = "split";
+
+void shuffle(std::vector<NodeId>& items, Rng& rng) {
+  for (std::size_t i = items.size(); i > 1; --i) {
+    const auto j = static_cast<std::size_t>(rng.uniform_int(i));
+    std::swap(items[i - 1], items[j]);
+  }
+}
+
+}  // namespace
+
+const char* split_part_name(SplitPart part) noexcept {
+  switch (part) {
+    case SplitPart::kTrain:
+      return "train";
+    case SplitPart::kVal:
+      return "val";
+    case SplitPart::kTest:
+      return "test";
+    case SplitPart::kNone:
+      break;
+  }
+  return "none";
+}
+
+std::vector<SplitPart> read_split(const std::filesystem::path& path, const NodeIndex& nodes,
+                                  const ReadOptions& options, Notes& notes) {
+  detail::LineReader reader(path, kReader);
+  const auto num_nodes = static_cast<std::size_t>(nodes.size());
+  std::vector<SplitPart> split(num_nodes, SplitPart::kNone);
+  std::vector<std::int64_t> line_of_node(num_nodes, 0);
+  std::int64_t repeated = 0;
+  std::string_view line;
+  std::vector<std::string_view> fields;
+  while (reader.next(line)) {
+    if (detail::is_blank_or_comment(line)) continue;
+    detail::split_fields(line, fields);
+    if (fields.size() != 2) {
+      reader.fail("expected 2 columns (node train|val|test), got " + std::to_string(fields.size()));
+    }
+    const auto node = nodes.find(fields[0]);
+    if (!node) reader.fail("node '" + std::string(fields[0]) + "' is not in the graph");
+    SplitPart part = SplitPart::kNone;
+    for (const SplitPart candidate : {SplitPart::kTrain, SplitPart::kVal, SplitPart::kTest}) {
+      if (fields[1] == split_part_name(candidate)) part = candidate;
+    }
+    if (part == SplitPart::kNone) {
+      reader.fail("unknown split part " + detail::quoted(fields[1]) + ": expected train, val or test");
+    }
+    const auto slot = static_cast<std::size_t>(*node);
+    if (split[slot] != SplitPart::kNone) {
+      if (split[slot] != part) {
+        reader.fail("node '" + std::string(fields[0]) + "' is in '" + split_part_name(part) +
+                    "' here but in '" + split_part_name(split[slot]) + "' on line " +
+                    std::to_string(line_of_node[slot]));
+      }
+      if (options.strict) {
+        reader.fail("node '" + std::string(fields[0]) + "' is listed again (first on line " +
+                    std::to_string(line_of_node[slot]) + ") (--strict)");
+      }
+      ++repeated;
+      continue;
+    }
+    split[slot] = part;
+    line_of_node[slot] = reader.line_number();
+  }
+  if (repeated > 0) {
+    notes.push_back("split: " + reader.path() + ": " + std::to_string(repeated) +
+                    " repeated line(s) ignored");
+  }
+  return split;
+}
+
+std::vector<SplitPart> random_split(std::span<const std::int32_t> labels, std::int32_t num_classes,
+                                    const RandomSplitSizes& sizes, std::uint64_t seed,
+                                    Notes& notes) {
+  if (sizes.train_per_class < 0 || sizes.val < 0 || sizes.test < 0) {
+    throw InvalidArgument("random_split: split sizes must be non-negative");
+  }
+  std::vector<std::vector<NodeId>> by_class(static_cast<std::size_t>(std::max(num_classes, 0)));
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i] < 0) continue;
+    if (labels[i] >= num_classes) {
+      throw InvalidArgument("random_split: node " + std::to_string(i) + " has class " +
+                            std::to_string(labels[i]) + ", expected a class below " +
+                            std::to_string(num_classes));
+    }
+    by_class[static_cast<std::size_t>(labels[i])].push_back(static_cast<NodeId>(i));
+  }
+  Rng rng(seed);
+  std::vector<SplitPart> split(labels.size(), SplitPart::kNone);
+  std::vector<NodeId> rest;
+  for (std::size_t c = 0; c < by_class.size(); ++c) {
+    auto& members = by_class[c];
+    shuffle(members, rng);
+    const auto take = std::min<std::size_t>(members.size(), static_cast<std::size_t>(sizes.train_per_class));
+    if (take < static_cast<std::size_t>(sizes.train_per_class)) {
+      notes.push_back("random split: class " + std::to_string(c) + " has " +
+                      std::to_string(members.size()) + " labelled node(s), fewer than the " +
+                      std::to_string(sizes.train_per_class) + " training nodes asked for");
+    }
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      if (k < take) {
+        split[static_cast<std::size_t>(members[k])] = SplitPart::kTrain;
+      } else {
+        rest.push_back(members[k]);
+      }
+    }
+  }
+  std::sort(rest.begin(), rest.end());
+  shuffle(rest, rng);
+  std::size_t next = 0;
+  for (const auto& [part, wanted] :
+       {std::pair{SplitPart::kVal, sizes.val}, std::pair{SplitPart::kTest, sizes.test}}) {
+    const auto take = std::min<std::size_t>(rest.size() - next, static_cast<std::size_t>(wanted));
+    if (take < static_cast<std::size_t>(wanted)) {
+      notes.push_back(std::string("random split: asked for ") + std::to_string(wanted) + " " +
+                      split_part_name(part) + " node(s), only " + std::to_string(take) +
+                      " labelled node(s) left");
+    }
+    for (std::size_t k = 0; k < take; ++k) split[static_cast<std::size_t>(rest[next + k])] = part;
+    next += take;
+  }
+  return split;
+}
+
+}  // namespace maskgat

@@ -1,0 +1,113 @@
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/io/dataset.hpp"
+#include "support/paths.hpp"
+
+using maskgat::test::fixture;
+
+namespace {
+
+maskgat::FileSources small_files() {
+  maskgat::FileSources files;
+  files.graph = fixture("small/edges.txt");
+  files.features = fixture("small/features.csv");
+  files.labels = fixture("small/labels.txt");
+  files.split = fixture("small/split.txt");
+  return files;
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("load_files: features define nodes - labels and split attach to them") {
+    const auto dataset = maskgat::load_files(small_files(), {});
+    CHECK(dataset.graph.num_nodes() == 6);
+    CHECK(dataset.graph.num_edges() == 5);
+    CHECK(dataset.node_names.front() == "paper_a");
+    CHECK(dataset.features.cols() == 4);
+    CHECK(dataset.missing_features.empty());
+    CHECK(dataset.class_names == std::vector<std::string>{"db", "ir", "ml"});
+    CHECK(dataset.labels == std::vector<std::int32_t>{2, 2, 0, 0, 1, -1});
+    CHECK(dataset.nodes_in(maskgat::SplitPart::kTrain) == std::vector<maskgat::NodeId>{0, 2, 4});
+    REQUIRE(dataset.notes.size() == 1);
+    CHECK(dataset.notes[0] == "edge_list: " + fixture("small/edges.txt").string() +
+                                  ": 1 duplicate edge(s) merged, the first weight kept");
+  }
+
+  TEST_CASE("compute_statistics counts what info prints") {
+    auto files = small_files();
+    files.undirected = true;
+    const auto stats = maskgat::compute_statistics(maskgat::load_files(files, {}));
+    CHECK(stats.nodes == 6);
+    CHECK(stats.self_loops == 1);
+    CHECK(stats.edges == 8);  // a-b, b-c, c-a, d-a in both directions
+    CHECK(stats.isolated_nodes == 2);  // paper_e (only a self-loop) and paper_f
+    CHECK(stats.components == 3);
+    CHECK(stats.in_degree.min == 0);
+    CHECK(stats.in_degree.max == 3);
+    CHECK(stats.in_degree.median == 1);  // lower median of 0 0 1 2 2 3
+    CHECK(stats.features == 4);
+    CHECK(stats.feature_density == doctest::Approx(9.0 / 24.0));
+    CHECK(stats.class_counts == std::vector<std::int64_t>{2, 1, 2});
+    CHECK(stats.unlabelled == 1);
+    CHECK(stats.train == 3);
+    CHECK(stats.val == 1);
+    CHECK(stats.test == 1);
+  }
+
+  TEST_CASE("load_files: without features nodes come from the graph - random split") {
+    auto files = small_files();
+    files.features.clear();
+    files.split.clear();
+    maskgat::DatasetOptions options;
+    options.split_sizes = {1, 1, 1};
+    const auto dataset = maskgat::load_files(files, options);
+    CHECK(dataset.graph.num_nodes() == 5);
+    CHECK(dataset.features.rows() == 5);
+    CHECK(dataset.features.cols() == 0);
+    CHECK_FALSE(dataset.missing_features.empty());
+    CHECK(dataset.nodes_in(maskgat::SplitPart::kTrain).size() == 3);
+    CHECK(dataset.nodes_in(maskgat::SplitPart::kVal).size() == 1);
+    CHECK(dataset.nodes_in(maskgat::SplitPart::kTest).size() == 1);
+  }
+
+  TEST_CASE("load_files: an edge to a node without features is an error") {
+    auto files = small_files();
+    files.graph = maskgat::test::write_file("dataset", "edges.txt", "paper_a paper_z\n");
+    CHECK_THROWS_WITH_AS(maskgat::load_files(files, {}),
+                         ("edge_list: " + files.graph.string() +
+                          ":1: unknown node 'paper_z': it has no row in the features file").c_str(),
+                         maskgat::ParseError);
+  }
+
+  TEST_CASE("load_files: unknown format and unknown dataset names") {
+    auto files = small_files();
+    files.format = "csv";
+    CHECK_THROWS_WITH_AS(maskgat::load_files(files, {}),
+                         "unknown graph format 'csv': expected auto, edgelist, graphml or dot",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(maskgat::load_dataset("corax", {}),
+                         "unknown dataset 'corax': expected cora, citeseer, pubmed or "
+                         "synthetic:nodes=N,...",
+                         maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("resolve_data_dir: flag - then environment - then fallback") {
+    const char* original = std::getenv("MASKGAT_DATA_DIR");
+    const std::string saved = original != nullptr ? original : "";
+    CHECK(maskgat::resolve_data_dir(std::filesystem::path("flag"), "fallback") == "flag");
+    ::setenv("MASKGAT_DATA_DIR", "from-env", 1);
+    CHECK(maskgat::resolve_data_dir(std::nullopt, "fallback") == "from-env");
+    ::setenv("MASKGAT_DATA_DIR", "", 1);
+    CHECK(maskgat::resolve_data_dir(std::nullopt, "fallback") == "fallback");
+    if (original != nullptr) {
+      ::setenv("MASKGAT_DATA_DIR", saved.c_str(), 1);
+    } else {
+      ::unsetenv("MASKGAT_DATA_DIR");
+    }
+  }
+}

@@ -1,0 +1,297 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/io/dot.hpp"
+#include "support/paths.hpp"
+
+namespace {
+
+using maskgat::EdgeListOptions;
+using maskgat::LimitError;
+using maskgat::NodeIndex;
+using maskgat::ParseError;
+using maskgat::test::fixture;
+using maskgat::test::write_file;
+
+constexpr std::int64_t kMaxNodes = 1000;
+
+struct Loaded {
+  NodeIndex nodes = NodeIndex::named(kMaxNodes);
+  maskgat::LoadedGraph result;
+};
+
+Loaded load(const std::filesystem::path& path, const EdgeListOptions& options = {}) {
+  Loaded loaded;
+  loaded.result = maskgat::read_dot(path, loaded.nodes, options);
+  return loaded;
+}
+
+// Reads into a fresh index, for the error cases.
+void read(const std::filesystem::path& path, const EdgeListOptions& options = {}) {
+  NodeIndex nodes = NodeIndex::named(kMaxNodes);
+  static_cast<void>(maskgat::read_dot(path, nodes, options));
+}
+
+maskgat::NodeId id_of(const Loaded& loaded, const std::string& name) {
+  const auto id = loaded.nodes.find(name);
+  REQUIRE(id.has_value());
+  return *id;
+}
+
+// The names of the in-neighbours of `name`, sorted.
+std::vector<std::string> in_names(const Loaded& loaded, const std::string& name) {
+  const auto names = loaded.nodes.names();
+  std::vector<std::string> sources;
+  for (const auto source : loaded.result.graph.in_neighbors(id_of(loaded, name))) {
+    sources.push_back(names[static_cast<std::size_t>(source)]);
+  }
+  std::sort(sources.begin(), sources.end());
+  return sources;
+}
+
+float weight(const Loaded& loaded, const std::string& source, const std::string& target) {
+  const auto& graph = loaded.result.graph;
+  const auto dst = id_of(loaded, target);
+  const auto src = id_of(loaded, source);
+  const auto row = graph.in_neighbors(dst);
+  const auto found = std::find(row.begin(), row.end(), src);
+  REQUIRE(found != row.end());
+  REQUIRE(graph.has_weights());
+  return graph.weights()[static_cast<std::size_t>(
+      graph.in_offsets()[static_cast<std::size_t>(dst)] + (found - row.begin()))];
+}
+
+using Names = std::vector<std::string>;
+
+// A digraph whose `depth` - 1 nested subgraphs hold one edge, one brace per line when
+// `separator` is a line end. (Boost 1.74 rejects bare `{ ... }` subgraphs, so they are named.)
+std::string nested_dot(int depth, const std::string& separator) {
+  std::string text = "digraph {" + separator;
+  for (int level = 1; level < depth; ++level) text += "subgraph {" + separator;
+  text += "a -> b" + separator;
+  for (int level = 1; level < depth; ++level) text += "}" + separator;
+  return text + "}\n";
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("DOT reader: digraph with comments - quoting - HTML - a subgraph and weights") {
+    const Loaded loaded = load(fixture("dot/directed.dot"));
+    const auto& graph = loaded.result.graph;
+    CHECK(graph.num_nodes() == 6);
+    CHECK(graph.num_edges() == 4);
+    // Boost.Graph creates nodes in byte order of their names.
+    CHECK(loaded.nodes.names() ==
+          Names{"alice", "bob", "carol", "dave", "eve \"the\" second", "frank"});
+    CHECK(in_names(loaded, "bob") == Names{"alice", "carol"});
+    CHECK(in_names(loaded, "dave") == Names{"bob"});
+    CHECK(in_names(loaded, "eve \"the\" second") == Names{"dave"});
+    CHECK(graph.in_degree(id_of(loaded, "frank")) == 0);
+    CHECK(graph.out_degree(id_of(loaded, "frank")) == 0);
+    CHECK(weight(loaded, "alice", "bob") == 0.5F);
+    CHECK(weight(loaded, "carol", "bob") == 2.0F);
+    CHECK(weight(loaded, "bob", "dave") == 1.25F);
+    CHECK(weight(loaded, "dave", "eve \"the\" second") == 3.0F);
+    CHECK(loaded.result.notes.empty());
+  }
+
+  TEST_CASE("DOT reader: an undirected graph gives both directions") {
+    const Loaded loaded = load(fixture("dot/undirected.dot"));
+    const auto& graph = loaded.result.graph;
+    CHECK(graph.num_nodes() == 3);
+    CHECK(graph.num_edges() == 5);
+    CHECK(graph.num_self_loops() == 1);
+    CHECK(in_names(loaded, "a") == Names{"b"});
+    CHECK(in_names(loaded, "b") == Names{"a", "c"});
+    CHECK(in_names(loaded, "c") == Names{"b", "c"});
+    CHECK(weight(loaded, "a", "b") == 2.0F);
+    CHECK(weight(loaded, "b", "a") == 2.0F);
+    CHECK(weight(loaded, "c", "c") == 0.25F);
+  }
+
+  TEST_CASE("DOT reader: non-ASCII names and an unweighted graph") {
+    const Loaded loaded = load(fixture("dot/unicode.dot"));
+    CHECK(loaded.nodes.names() == Names{"R&D", "Zürich", "東京"});
+    CHECK(in_names(loaded, "東京") == Names{"R&D", "Zürich"});
+    CHECK_FALSE(loaded.result.graph.has_weights());
+  }
+
+  TEST_CASE("DOT reader: edges without a weight get Graphviz's default of 1") {
+    const Loaded loaded = load(fixture("dot/duplicates.dot"));
+    CHECK(weight(loaded, "b", "c") == 1.0F);
+  }
+
+  TEST_CASE("DOT reader: duplicate edges are merged and counted - or rejected when strict") {
+    const auto path = fixture("dot/duplicates.dot");
+    const Loaded loaded = load(path);
+    CHECK(loaded.result.graph.num_nodes() == 3);
+    CHECK(loaded.result.graph.num_edges() == 2);
+    CHECK(loaded.result.duplicates_merged == 1);
+    CHECK(weight(loaded, "a", "b") == 1.5F);
+    REQUIRE(loaded.result.notes.size() == 1);
+    CHECK(loaded.result.notes[0] ==
+          "dot: " + path.string() + ": 1 duplicate edge(s) merged, the first weight kept");
+
+    EdgeListOptions strict;
+    strict.read.strict = true;
+    const std::string message =
+        "dot: " + path.string() + ": 1 duplicate edge(s) merged, the first weight kept (--strict)";
+    CHECK_THROWS_WITH_AS(read(path, strict), message.c_str(), ParseError);
+  }
+
+  TEST_CASE("DOT reader: a strict graph drops repeated edges itself") {
+    EdgeListOptions strict;
+    strict.read.strict = true;
+    const Loaded loaded = load(fixture("dot/strict.dot"), strict);
+    CHECK(loaded.result.graph.num_edges() == 2);
+    CHECK(loaded.result.duplicates_merged == 0);
+    CHECK(weight(loaded, "a", "b") == 1.5F);
+  }
+
+  TEST_CASE("DOT reader: numeric ids") {
+    const auto path = write_file("dot-numeric", "numeric.dot", "digraph { 2 -> 0; 1 -> 0; 3 }\n");
+    NodeIndex nodes = NodeIndex::numeric(-1, kMaxNodes);
+    const auto loaded = maskgat::read_dot(path, nodes, {});
+    CHECK(nodes.size() == 4);
+    const auto sources = loaded.graph.in_neighbors(0);
+    CHECK(std::vector<maskgat::NodeId>(sources.begin(), sources.end()) ==
+          std::vector<maskgat::NodeId>{1, 2});
+  }
+
+  TEST_CASE("DOT reader: syntax errors come from Boost") {
+    const auto arrows = write_file("dot-syntax", "arrows.dot", "digraph {\n  a -> -> b;\n}\n");
+    std::string message =
+        "dot: " + arrows.string() +
+        ": Boost.Graph read_graphviz: Wanted \"subgraph\", \"{\", or identifier to "
+        "start node or subgraph (token is \"<dash-greater> '->'\")";
+    CHECK_THROWS_WITH_AS(read(arrows), message.c_str(), ParseError);
+
+    const auto kind = write_file("dot-syntax", "kind.dot", "graph {\n  a -> b;\n}\n");
+    message = "dot: " + kind.string() +
+              ": Boost.Graph read_graphviz: Using -> in undirected graph (token is "
+              "\"<dash-greater> '->'\")";
+    CHECK_THROWS_WITH_AS(read(kind), message.c_str(), ParseError);
+
+    const auto two = write_file("dot-syntax", "two.dot", "digraph { a }\ndigraph { b }\n");
+    message = "dot: " + two.string() +
+              ": Boost.Graph read_graphviz: Wanted end of file (token is \"<digraph> 'digraph'\")";
+    CHECK_THROWS_WITH_AS(read(two), message.c_str(), ParseError);
+  }
+
+  TEST_CASE("DOT reader: structural errors are located by the pre-scan") {
+    const auto name = write_file("dot-scan", "name.dot", "// comment\nnetwork {\n  a -> b;\n}\n");
+    std::string message = "dot: " + name.string() +
+                          ":2: expected 'graph' or 'digraph' (optionally after 'strict') at the "
+                          "start of the file, got 'network'";
+    CHECK_THROWS_WITH_AS(read(name), message.c_str(), ParseError);
+
+    const auto empty = write_file("dot-scan", "empty.dot", "/* nothing */\n");
+    message = "dot: " + empty.string() + ": no graph: expected 'graph' or 'digraph'";
+    CHECK_THROWS_WITH_AS(read(empty), message.c_str(), ParseError);
+
+    const auto bracket =
+        write_file("dot-scan", "bracket.dot", "digraph {\n  a -> b [weight=1;\n}\n");
+    message = "dot: " + bracket.string() + ":3: '}' does not match the '[' opened at line 2";
+    CHECK_THROWS_WITH_AS(read(bracket), message.c_str(), ParseError);
+
+    const auto extra = write_file("dot-scan", "extra.dot", "digraph {\n  a -> b;\n}\n}\n");
+    message = "dot: " + extra.string() + ":4: '}' has no matching '{'";
+    CHECK_THROWS_WITH_AS(read(extra), message.c_str(), ParseError);
+
+    const auto string =
+        write_file("dot-scan", "string.dot", "digraph {\n  a -> b [label=\"x\\\"];\n}\n");
+    message =
+        "dot: " + string.string() + ":2: unterminated quoted string: '\"' has no closing '\"'";
+    CHECK_THROWS_WITH_AS(read(string), message.c_str(), ParseError);
+
+    const auto comment = write_file("dot-scan", "comment.dot", "digraph {\n  /* a -> b;\n}\n");
+    message = "dot: " + comment.string() + ":2: unterminated comment: '/*' has no closing '*/'";
+    CHECK_THROWS_WITH_AS(read(comment), message.c_str(), ParseError);
+
+    const auto html = write_file("dot-scan", "html.dot", "digraph {\n  a [label=<b>];\n}\n");
+    message =
+        "dot: " + html.string() + ":2: unterminated HTML string: '<' has no matching close tag";
+    CHECK_THROWS_WITH_AS(read(html), message.c_str(), ParseError);
+  }
+
+  TEST_CASE("DOT reader: a truncated file") {
+    const auto path = write_file("dot-truncated", "truncated.dot",
+                                 "digraph {\n  a -> b;\n  subgraph {\n  c -> d");
+    const std::string message =
+        "dot: " + path.string() + ":4: unexpected end of file: '{' opened at line 3 is not closed";
+    CHECK_THROWS_WITH_AS(read(path), message.c_str(), ParseError);
+  }
+
+  TEST_CASE("DOT reader: nesting deeper than the limit") {
+    const auto path = write_file("dot-deep", "deep.dot", nested_dot(300, "\n"));
+    const std::string message = "dot: " + path.string() +
+                                ":257: nesting depth 257 exceeds the limit of 256 (raise it with "
+                                "--max-nesting-depth)";
+    CHECK_THROWS_WITH_AS(read(path), message.c_str(), LimitError);
+
+    // Within the limit, Boost parses the nesting.
+    const Loaded nested = load(write_file("dot-deep", "nested.dot", nested_dot(200, "\n")));
+    CHECK(nested.result.graph.num_edges() == 1);
+    CHECK(in_names(nested, "b") == Names{"a"});
+
+    EdgeListOptions lowered;
+    lowered.read.limits.max_nesting_depth = 1;
+    const auto directed = fixture("dot/directed.dot");
+    const std::string shallow = "dot: " + directed.string() +
+                                ":5: nesting depth 2 exceeds the limit of 1 (raise it with "
+                                "--max-nesting-depth)";
+    CHECK_THROWS_WITH_AS(read(directed, lowered), shallow.c_str(), LimitError);
+  }
+
+  TEST_CASE("DOT reader: 10^5 nested braces are rejected before Boost recurses") {
+    const auto path = write_file("dot-deeper", "deeper.dot", nested_dot(100'000, ""));
+    const std::string message = "dot: " + path.string() +
+                                ":1: nesting depth 257 exceeds the limit of 256 (raise it with "
+                                "--max-nesting-depth)";
+    CHECK_THROWS_WITH_AS(read(path), message.c_str(), LimitError);
+  }
+
+  TEST_CASE("DOT reader: a file over the size limit is not read") {
+    const auto path = fixture("dot/directed.dot");
+    EdgeListOptions options;
+    options.read.limits.max_file_bytes = 64;
+    const std::string message = "dot: " + path.string() + ": file is " +
+                                std::to_string(std::filesystem::file_size(path)) +
+                                " bytes, over the limit of 64 (raise it with --max-file-bytes)";
+    CHECK_THROWS_WITH_AS(read(path, options), message.c_str(), LimitError);
+  }
+
+  TEST_CASE("DOT reader: bad weights") {
+    const auto text = write_file("dot-weight", "text.dot", "digraph { a -> b [weight=heavy] }\n");
+    std::string message =
+        "dot: " + text.string() + ": edge 'a' -> 'b': weight 'heavy' is not a number";
+    CHECK_THROWS_WITH_AS(read(text), message.c_str(), ParseError);
+
+    const auto blank = write_file("dot-weight", "blank.dot", "graph { a -- b [weight=\"\"] }\n");
+    message = "dot: " + blank.string() + ": edge 'a' -- 'b': weight '' is not a number";
+    CHECK_THROWS_WITH_AS(read(blank), message.c_str(), ParseError);
+
+    const auto huge =
+        write_file("dot-weight", "huge.dot", "digraph { a -> b [weight=\"1e40\"] }\n");
+    message = "dot: " + huge.string() + ": edge 'a' -> 'b': weight '1e40' is not finite";
+    CHECK_THROWS_WITH_AS(read(huge), message.c_str(), ParseError);
+
+    const auto nan = write_file("dot-weight", "nan.dot", "digraph { a -> b [weight=nan] }\n");
+    message = "dot: " + nan.string() + ": edge 'a' -> 'b': weight 'nan' is not finite";
+    CHECK_THROWS_WITH_AS(read(nan), message.c_str(), ParseError);
+  }
+
+  TEST_CASE("DOT reader: a missing file") {
+    const auto path = maskgat::test::scratch_dir("dot-missing") / "absent.dot";
+    const std::string message =
+        "dot: cannot open '" + path.string() + "': No such file or directory";
+    CHECK_THROWS_WITH_AS(read(path), message.c_str(), maskgat::IoError);
+  }
+}

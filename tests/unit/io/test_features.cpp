@@ -1,0 +1,119 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/io/features.hpp"
+#include "support/paths.hpp"
+
+using maskgat::NodeIndex;
+
+namespace {
+
+constexpr std::int64_t kMaxNodes = 1000;
+
+maskgat::FeatureTable load(const std::string& content, NodeIndex& nodes,
+                           const maskgat::ReadOptions& options = {}) {
+  const auto path = maskgat::test::write_file("features", "f.csv", content);
+  return maskgat::read_features(path, nodes, options);
+}
+
+maskgat::FeatureTable load(const std::string& content) {
+  NodeIndex nodes = NodeIndex::named(kMaxNodes);
+  return load(content, nodes);
+}
+
+std::string where() {
+  return "features: " + (maskgat::test::scratch_dir("features") / "f.csv").string();
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("features: CSV defines the nodes in file order and freezes the index") {
+    NodeIndex nodes = NodeIndex::named(kMaxNodes);
+    const auto table = load("node,w1,w2,w3\nb,1,0,2\na,0,0.5,0\n", nodes);
+    CHECK(nodes.frozen());
+    CHECK(nodes.names() == std::vector<std::string>{"b", "a"});
+    CHECK(table.column_names == std::vector<std::string>{"w1", "w2", "w3"});
+    REQUIRE(table.matrix.rows() == 2);
+    REQUIRE(table.matrix.cols() == 3);
+    CHECK(table.matrix.nonzeros() == 3);
+    CHECK_FALSE(table.matrix.is_sparse());  // 50% dense
+    CHECK(table.matrix.dense()(0, 2) == 2.0F);
+    CHECK(table.matrix.dense()(1, 1) == 0.5F);
+  }
+
+  TEST_CASE("features: TSV with CRLF and BOM - sparse storage for sparse data") {
+    std::string content = "\xEF\xBB\xBFnode\tf0\tf1\tf2\tf3\tf4\tf5\tf6\tf7\tf8\tf9\r\n";
+    for (int r = 0; r < 5; ++r) {
+      content += "n" + std::to_string(r);
+      for (int c = 0; c < 10; ++c) content += c == r ? "\t1" : "\t0";
+      content += "\r\n";
+    }
+    const auto table = load(content);
+    CHECK(table.matrix.is_sparse());
+    CHECK(table.matrix.nonzeros() == 5);
+    CHECK(table.matrix.density() == doctest::Approx(0.1));
+    CHECK(table.matrix.sparse().coeff(3, 3) == 1.0F);
+  }
+
+  TEST_CASE("features: numeric ids place rows at their ids") {
+    NodeIndex nodes = NodeIndex::numeric(-1, kMaxNodes);
+    const auto table = load("node,a\n2,3\n0,1\n1,2\n", nodes);
+    CHECK(nodes.size() == 3);
+    CHECK(table.matrix.dense()(0, 0) == 1.0F);
+    CHECK(table.matrix.dense()(2, 0) == 3.0F);
+    NodeIndex gaps = NodeIndex::numeric(-1, kMaxNodes);
+    CHECK_THROWS_WITH_AS(load("node,a\n2,3\n0,1\n", gaps),
+                         (where() + ": node id 1 has no row: with --numeric-ids the rows must "
+                                    "cover every id from 0 to 2").c_str(),
+                         maskgat::ParseError);
+  }
+
+  TEST_CASE("features: row normalisation divides by the row sum") {
+    auto table = load("node,a,b\nx,1,3\ny,0,0\n");
+    table.matrix.normalize_rows();
+    CHECK(table.matrix.dense()(0, 0) == 0.25F);
+    CHECK(table.matrix.dense()(0, 1) == 0.75F);
+    CHECK(table.matrix.dense()(1, 1) == 0.0F);
+  }
+
+  TEST_CASE("features: malformed input gives pinned messages") {
+    CHECK_THROWS_WITH_AS(load("node,a,b\nx,1\n"),
+                         (where() + ":2: row has 2 columns, expected 3 (node + 2 features, as in "
+                                    "the header)").c_str(),
+                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(load("node,a,b\nx,1,big\n"),
+                         (where() + ":2: feature 'big' of node 'x' (column 3) is not a number").c_str(),
+                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(load("node,a,b\nx,NaN,1\n"),
+                         (where() + ":2: feature 'NaN' of node 'x' (column 2) is not finite").c_str(),
+                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(load("node,a,b\nx,1,inf\n"),
+                         (where() + ":2: feature 'inf' of node 'x' (column 3) is not finite").c_str(),
+                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(load("x,1,2\ny,3,4\n"),
+                         (where() + ":1: the first line looks like data: expected a header row "
+                                    "'node,<feature names...>'").c_str(),
+                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(load("node\nx\n"),
+                         (where() + ":1: header 'node' has no feature columns: expected "
+                                    "'node,<feature names...>' (comma- or tab-separated)").c_str(),
+                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(load(""),
+                         (where() + ": empty file: expected a header row 'node,<feature "
+                                    "names...>'").c_str(),
+                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(load("node,a\nx,1\ny,2\nx,3\n"),
+                         (where() + ":4: node 'x' has a second row (the first is on line 2)").c_str(),
+                         maskgat::ParseError);
+    NodeIndex nodes = NodeIndex::named(kMaxNodes);
+    maskgat::ReadOptions narrow;
+    narrow.limits.max_features = 2;
+    CHECK_THROWS_WITH_AS(load("node,a,b,c\n", nodes, narrow),
+                         (where() + ":1: 3 feature columns, over the limit of 2 (raise it with "
+                                    "--max-features)").c_str(),
+                         maskgat::LimitError);
+  }
+}

@@ -1,0 +1,355 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/io/graphml.hpp"
+#include "support/paths.hpp"
+
+namespace {
+
+using maskgat::EdgeListOptions;
+using maskgat::LimitError;
+using maskgat::NodeIndex;
+using maskgat::ParseError;
+using maskgat::test::fixture;
+using maskgat::test::write_file;
+
+constexpr std::int64_t kMaxNodes = 1000;
+
+struct Loaded {
+  NodeIndex nodes = NodeIndex::named(kMaxNodes);
+  maskgat::LoadedGraph result;
+};
+
+Loaded load(const std::filesystem::path& path, const EdgeListOptions& options = {}) {
+  Loaded loaded;
+  loaded.result = maskgat::read_graphml(path, loaded.nodes, options);
+  return loaded;
+}
+
+// Reads into a fresh index, for the error cases.
+void read(const std::filesystem::path& path, const EdgeListOptions& options = {}) {
+  NodeIndex nodes = NodeIndex::named(kMaxNodes);
+  static_cast<void>(maskgat::read_graphml(path, nodes, options));
+}
+
+maskgat::NodeId id_of(const Loaded& loaded, const std::string& name) {
+  const auto id = loaded.nodes.find(name);
+  REQUIRE(id.has_value());
+  return *id;
+}
+
+// The names of the in-neighbours of `name`, sorted.
+std::vector<std::string> in_names(const Loaded& loaded, const std::string& name) {
+  const auto names = loaded.nodes.names();
+  std::vector<std::string> sources;
+  for (const auto source : loaded.result.graph.in_neighbors(id_of(loaded, name))) {
+    sources.push_back(names[static_cast<std::size_t>(source)]);
+  }
+  std::sort(sources.begin(), sources.end());
+  return sources;
+}
+
+float weight(const Loaded& loaded, const std::string& source, const std::string& target) {
+  const auto& graph = loaded.result.graph;
+  const auto dst = id_of(loaded, target);
+  const auto src = id_of(loaded, source);
+  const auto row = graph.in_neighbors(dst);
+  const auto found = std::find(row.begin(), row.end(), src);
+  REQUIRE(found != row.end());
+  REQUIRE(graph.has_weights());
+  return graph.weights()[static_cast<std::size_t>(
+      graph.in_offsets()[static_cast<std::size_t>(dst)] + (found - row.begin()))];
+}
+
+using Names = std::vector<std::string>;
+
+// `depth` nested elements, one per line when `separator` is a line end.
+std::string nested_graphml(int depth, const std::string& separator) {
+  std::string text = "<graphml>" + separator;
+  for (int level = 1; level < depth; ++level) text += "<g>" + separator;
+  for (int level = 1; level < depth; ++level) text += "</g>" + separator;
+  return text + "</graphml>\n";
+}
+
+constexpr const char* kHeader =
+    "<graphml>\n"
+    "  <key id=\"d0\" for=\"node\" attr.name=\"name\" attr.type=\"string\"/>\n"
+    "  <key id=\"d1\" for=\"edge\" attr.name=\"weight\" attr.type=\"string\"/>\n"
+    "  <graph edgedefault=\"directed\">\n"
+    "    <node id=\"a\"><data key=\"d0\">a</data></node>\n"
+    "    <node id=\"b\"><data key=\"d0\">b</data></node>\n";
+
+std::string with_edge(const std::string& weight) {
+  return std::string(kHeader) + "    <edge source=\"a\" target=\"b\"><data key=\"d1\">" + weight +
+         "</data></edge>\n  </graph>\n</graphml>\n";
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("GraphML reader: directed graph with names and weights") {
+    const Loaded loaded = load(fixture("graphml/directed_named.graphml"));
+    const auto& graph = loaded.result.graph;
+    CHECK(graph.num_nodes() == 4);
+    CHECK(graph.num_edges() == 3);
+    CHECK(loaded.nodes.names() == Names{"alice", "bob", "carol", "dave"});
+    CHECK(in_names(loaded, "bob") == Names{"alice", "carol"});
+    CHECK(in_names(loaded, "dave") == Names{"bob"});
+    CHECK(in_names(loaded, "alice").empty());
+    CHECK(weight(loaded, "alice", "bob") == 0.5F);
+    CHECK(weight(loaded, "carol", "bob") == 2.0F);
+    CHECK(weight(loaded, "bob", "dave") == 1.25F);
+    CHECK(loaded.result.duplicates_merged == 0);
+    CHECK(loaded.result.notes.empty());
+  }
+
+  TEST_CASE("GraphML reader: without a name key - tokens are positions in the file") {
+    const Loaded loaded = load(fixture("graphml/positional.graphml"));
+    const auto& graph = loaded.result.graph;
+    CHECK(graph.num_nodes() == 4);
+    CHECK(graph.num_edges() == 3);
+    CHECK_FALSE(graph.has_weights());
+    CHECK(loaded.nodes.names() == Names{"0", "1", "2", "3"});
+    CHECK(in_names(loaded, "1") == Names{"0", "2"});
+    CHECK(in_names(loaded, "2") == Names{"0"});
+    CHECK(graph.in_degree(3) == 0);
+    CHECK(graph.out_degree(3) == 0);
+
+    NodeIndex numeric = NodeIndex::numeric(-1, kMaxNodes);
+    const auto numbered = maskgat::read_graphml(fixture("graphml/positional.graphml"), numeric, {});
+    CHECK(numeric.size() == 4);
+    CHECK(numbered.graph.num_edges() == 3);
+  }
+
+  TEST_CASE("GraphML reader: an undirected graph gives both directions") {
+    const Loaded loaded = load(fixture("graphml/undirected.graphml"));
+    const auto& graph = loaded.result.graph;
+    CHECK(graph.num_nodes() == 3);
+    CHECK(graph.num_edges() == 4);
+    CHECK(loaded.result.reverse_edges_added == 2);
+    CHECK(in_names(loaded, "a") == Names{"b"});
+    CHECK(in_names(loaded, "b") == Names{"a", "c"});
+    CHECK(in_names(loaded, "c") == Names{"b"});
+    CHECK(weight(loaded, "a", "b") == 3.0F);
+    CHECK(weight(loaded, "b", "a") == 3.0F);
+    CHECK(weight(loaded, "b", "c") == 4.0F);
+  }
+
+  TEST_CASE("GraphML reader: non-ASCII names and entities") {
+    const Loaded loaded = load(fixture("graphml/unicode.graphml"));
+    CHECK(loaded.nodes.names() == Names{"Zürich", "東京", "R&D"});
+    CHECK(in_names(loaded, "東京") == Names{"R&D", "Zürich"});
+  }
+
+  TEST_CASE("GraphML reader: duplicate edges are merged and counted - or rejected when strict") {
+    const auto path = fixture("graphml/duplicates.graphml");
+    const Loaded loaded = load(path);
+    CHECK(loaded.result.graph.num_edges() == 2);
+    CHECK(loaded.result.duplicates_merged == 1);
+    CHECK(weight(loaded, "a", "b") == 1.5F);
+    CHECK(weight(loaded, "b", "c") == 1.0F);  // the key's default
+    REQUIRE(loaded.result.notes.size() == 1);
+    CHECK(loaded.result.notes[0] ==
+          "graphml: " + path.string() + ": 1 duplicate edge(s) merged, the first weight kept");
+
+    EdgeListOptions strict;
+    strict.read.strict = true;
+    const std::string message = "graphml: " + path.string() +
+                                ": 1 duplicate edge(s) merged, the first weight kept (--strict)";
+    CHECK_THROWS_WITH_AS(read(path, strict), message.c_str(), ParseError);
+  }
+
+  TEST_CASE("GraphML reader: a frozen index rejects unknown names") {
+    NodeIndex nodes = NodeIndex::named(kMaxNodes);
+    maskgat::NodeIndex::Status status{};
+    static_cast<void>(nodes.insert("alice", status));
+    static_cast<void>(nodes.insert("bob", status));
+    nodes.freeze();
+    const auto path = fixture("graphml/directed_named.graphml");
+    const std::string message =
+        "graphml: " + path.string() + ": unknown node 'carol': it has no row in the features file";
+    CHECK_THROWS_WITH_AS(static_cast<void>(maskgat::read_graphml(path, nodes, {})), message.c_str(),
+                         ParseError);
+  }
+
+  TEST_CASE("GraphML reader: malformed XML is located by the pre-scan") {
+    const auto mismatched = write_file("graphml-bad", "mismatched.graphml",
+                                       "<graphml>\n  <graph edgedefault=\"directed\">\n"
+                                       "    <node id=\"a\">\n  </graph>\n</graphml>\n");
+    std::string message = "graphml: " + mismatched.string() +
+                          ":4: closing tag </graph> does not match <node> opened at line 3";
+    CHECK_THROWS_WITH_AS(read(mismatched), message.c_str(), ParseError);
+
+    const auto stray = write_file("graphml-bad", "stray.graphml", "<graphml>\n</graph>\n");
+    message = "graphml: " + stray.string() + ":2: closing tag </graph> does not match <graphml> " +
+              "opened at line 1";
+    CHECK_THROWS_WITH_AS(read(stray), message.c_str(), ParseError);
+
+    const auto comment =
+        write_file("graphml-bad", "comment.graphml", "<graphml>\n<!-- never closed\n</graphml>\n");
+    message =
+        "graphml: " + comment.string() + ":2: unterminated comment: '<!--' has no closing '-->'";
+    CHECK_THROWS_WITH_AS(read(comment), message.c_str(), ParseError);
+
+    const auto quote =
+        write_file("graphml-bad", "quote.graphml",
+                   "<graphml>\n<graph edgedefault=\"directed>\n</graph></graphml>\n");
+    message = "graphml: " + quote.string() + ":2: unterminated attribute value in the tag <graph>";
+    CHECK_THROWS_WITH_AS(read(quote), message.c_str(), ParseError);
+
+    const auto bare = write_file("graphml-bad", "bare.graphml", "<graphml>\n a < b\n</graphml>\n");
+    message = "graphml: " + bare.string() + ":2: '<' is not followed by an element name";
+    CHECK_THROWS_WITH_AS(read(bare), message.c_str(), ParseError);
+  }
+
+  TEST_CASE("GraphML reader: XML errors the pre-scan lets through come from Boost") {
+    const auto unquoted =
+        write_file("graphml-boost", "unquoted.graphml",
+                   "<graphml>\n<graph edgedefault=directed>\n</graph>\n</graphml>\n");
+    std::string message = "graphml: " + unquoted.string() +
+                          ": Boost.Graph read_graphml: <unspecified file>(2): expected ' or \"";
+    CHECK_THROWS_WITH_AS(read(unquoted), message.c_str(), ParseError);
+
+    const auto root = write_file("graphml-boost", "root.graphml", "<gml><graph/></gml>\n");
+    message = "graphml: " + root.string() + ": Boost.Graph read_graphml: No such node (graphml)";
+    CHECK_THROWS_WITH_AS(read(root), message.c_str(), ParseError);
+
+    const auto mixed =
+        write_file("graphml-boost", "mixed.graphml",
+                   "<graphml><graph edgedefault=\"directed\"><node id=\"a\"/><node id=\"b\"/>"
+                   "<edge source=\"a\" target=\"b\" directed=\"false\"/></graph></graphml>\n");
+    message = "graphml: " + mixed.string() +
+              ": Boost.Graph read_graphml: read_graphviz: Tried to read an undirected graph into a "
+              "directed graph.";
+    CHECK_THROWS_WITH_AS(read(mixed), message.c_str(), ParseError);
+
+    const auto empty = write_file("graphml-boost", "empty.graphml", "<graphml></graphml>\n");
+    message = "graphml: " + empty.string() + ": no <graph> element inside <graphml>";
+    CHECK_THROWS_WITH_AS(read(empty), message.c_str(), ParseError);
+  }
+
+  TEST_CASE("GraphML reader: a truncated file") {
+    const auto path = write_file("graphml-truncated", "truncated.graphml",
+                                 "<graphml>\n  <graph edgedefault=\"directed\">\n"
+                                 "    <node id=\"a\"/>\n    <node id=\"b\"/>\n    <edge source=");
+    const std::string message =
+        "graphml: " + path.string() + ":5: the tag <edge> is not closed by '>'";
+    CHECK_THROWS_WITH_AS(read(path), message.c_str(), ParseError);
+
+    const auto cut = write_file("graphml-truncated", "cut.graphml",
+                                "<graphml>\n  <graph edgedefault=\"directed\">\n"
+                                "    <node id=\"a\"/>\n    <node id=\"b\"/>\n");
+    const std::string unclosed = "graphml: " + cut.string() +
+                                 ":4: unexpected end of file: element <graph> opened at line 2 is "
+                                 "not closed";
+    CHECK_THROWS_WITH_AS(read(cut), unclosed.c_str(), ParseError);
+  }
+
+  TEST_CASE("GraphML reader: nesting deeper than the limit") {
+    const auto path = write_file("graphml-deep", "deep.graphml", nested_graphml(300, "\n"));
+    const std::string message = "graphml: " + path.string() +
+                                ":257: nesting depth 257 exceeds the limit of 256 (raise it with "
+                                "--max-nesting-depth)";
+    CHECK_THROWS_WITH_AS(read(path), message.c_str(), LimitError);
+
+    // Raised, the file passes the pre-scan and Boost reads it (it has no graph).
+    EdgeListOptions raised;
+    raised.read.limits.max_nesting_depth = 300;
+    const std::string no_graph =
+        "graphml: " + path.string() + ": no <graph> element inside <graphml>";
+    CHECK_THROWS_WITH_AS(read(path, raised), no_graph.c_str(), ParseError);
+
+    // Lowered, an ordinary file is too deep: graphml > graph > node > data.
+    EdgeListOptions lowered;
+    lowered.read.limits.max_nesting_depth = 3;
+    const auto named = fixture("graphml/directed_named.graphml");
+    const std::string shallow = "graphml: " + named.string() +
+                                ":8: nesting depth 4 exceeds the limit of 3 (raise it with "
+                                "--max-nesting-depth)";
+    CHECK_THROWS_WITH_AS(read(named, lowered), shallow.c_str(), LimitError);
+  }
+
+  TEST_CASE("GraphML reader: 10^5 nested elements are rejected before Boost recurses") {
+    const auto path = write_file("graphml-deeper", "deeper.graphml", nested_graphml(100'000, ""));
+    const std::string message = "graphml: " + path.string() +
+                                ":1: nesting depth 257 exceeds the limit of 256 (raise it with "
+                                "--max-nesting-depth)";
+    CHECK_THROWS_WITH_AS(read(path), message.c_str(), LimitError);
+  }
+
+  TEST_CASE("GraphML reader: a file over the size limit is not read") {
+    const auto path = fixture("graphml/directed_named.graphml");
+    EdgeListOptions options;
+    options.read.limits.max_file_bytes = 100;
+    const std::string message = "graphml: " + path.string() + ": file is " +
+                                std::to_string(std::filesystem::file_size(path)) +
+                                " bytes, over the limit of 100 (raise it with --max-file-bytes)";
+    CHECK_THROWS_WITH_AS(read(path, options), message.c_str(), LimitError);
+  }
+
+  TEST_CASE("GraphML reader: bad weights") {
+    const auto text = write_file("graphml-weight", "text.graphml", with_edge("heavy"));
+    std::string message =
+        "graphml: " + text.string() + ": edge 'a' -> 'b': weight 'heavy' is not a number";
+    CHECK_THROWS_WITH_AS(read(text), message.c_str(), ParseError);
+
+    const auto infinite = write_file("graphml-weight", "inf.graphml", with_edge("inf"));
+    message = "graphml: " + infinite.string() + ": edge 'a' -> 'b': weight 'inf' is not finite";
+    CHECK_THROWS_WITH_AS(read(infinite), message.c_str(), ParseError);
+
+    const auto huge = write_file("graphml-weight", "huge.graphml", with_edge("1e300"));
+    message = "graphml: " + huge.string() + ": edge 'a' -> 'b': weight '1e300' is not finite";
+    CHECK_THROWS_WITH_AS(read(huge), message.c_str(), ParseError);
+
+    std::string typed = with_edge("abc");
+    typed.replace(typed.find("attr.type=\"string\"/>\n  <graph"), 18, "attr.type=\"double\"");
+    const auto boost_cast = write_file("graphml-weight", "double.graphml", typed);
+    message =
+        "graphml: " + boost_cast.string() +
+        ": Boost.Graph read_graphml: parse error: invalid value \"abc\" for key weight of type "
+        "double";
+    CHECK_THROWS_WITH_AS(read(boost_cast), message.c_str(), ParseError);
+
+    const auto missing = write_file(
+        "graphml-weight", "missing.graphml",
+        std::string(kHeader) + "    <edge source=\"b\" target=\"a\"/>\n  </graph>\n</graphml>\n");
+    message = "graphml: " + missing.string() +
+              ": edge 'b' -> 'a': no 'weight' value, and key 'd1' has no default";
+    CHECK_THROWS_WITH_AS(read(missing), message.c_str(), ParseError);
+  }
+
+  TEST_CASE("GraphML reader: names must be present and distinct") {
+    const std::string keys =
+        "<graphml>\n<key id=\"k\" for=\"node\" attr.name=\"name\" attr.type=\"string\"/>\n"
+        "<graph edgedefault=\"directed\">\n";
+    const auto unnamed = write_file(
+        "graphml-names", "unnamed.graphml",
+        keys +
+            "<node id=\"a\"><data key=\"k\">a</data></node><node id=\"b\"/>\n</graph></graphml>\n");
+    std::string message = "graphml: " + unnamed.string() +
+                          ": node 1 (0-based, in file order) has no 'name' value (key 'k')";
+    CHECK_THROWS_WITH_AS(read(unnamed), message.c_str(), ParseError);
+
+    const auto twice = write_file("graphml-names", "twice.graphml",
+                                  keys +
+                                      "<node id=\"a\"><data key=\"k\">x</data></node>\n"
+                                      "<node id=\"b\"><data key=\"k\">x</data></node>\n"
+                                      "</graph></graphml>\n");
+    message = "graphml: " + twice.string() +
+              ": nodes 0 and 1 (0-based, in file order) have the same name 'x'";
+    CHECK_THROWS_WITH_AS(read(twice), message.c_str(), ParseError);
+  }
+
+  TEST_CASE("GraphML reader: a missing file") {
+    const auto path = maskgat::test::scratch_dir("graphml-missing") / "absent.graphml";
+    const std::string message =
+        "graphml: cannot open '" + path.string() + "': No such file or directory";
+    CHECK_THROWS_WITH_AS(read(path), message.c_str(), maskgat::IoError);
+  }
+}

@@ -1,0 +1,81 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/io/splits.hpp"
+#include "support/paths.hpp"
+
+using maskgat::SplitPart;
+
+namespace {
+
+std::int64_t count(const std::vector<SplitPart>& split, SplitPart part) {
+  return std::count(split.begin(), split.end(), part);
+}
+
+std::string where() { return "split: " + (maskgat::test::scratch_dir("split") / "s.txt").string(); }
+
+std::vector<SplitPart> load(const std::string& content, maskgat::Notes& notes) {
+  maskgat::NodeIndex nodes = maskgat::NodeIndex::numeric(4, 100);
+  const auto path = maskgat::test::write_file("split", "s.txt", content);
+  return maskgat::read_split(path, nodes, {}, notes);
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("random split: stratified - seeded - disjoint") {
+    std::vector<std::int32_t> labels(300);
+    for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 3);
+    labels[5] = -1;
+    maskgat::Notes notes;
+    const maskgat::RandomSplitSizes sizes{10, 50, 100};
+    const auto split = maskgat::random_split(labels, 3, sizes, 7, notes);
+    CHECK(notes.empty());
+    CHECK(count(split, SplitPart::kTrain) == 30);
+    CHECK(count(split, SplitPart::kVal) == 50);
+    CHECK(count(split, SplitPart::kTest) == 100);
+    CHECK(split[5] == SplitPart::kNone);
+    for (std::int32_t c = 0; c < 3; ++c) {
+      std::int64_t train = 0;
+      for (std::size_t i = 0; i < labels.size(); ++i) {
+        train += labels[i] == c && split[i] == SplitPart::kTrain ? 1 : 0;
+      }
+      CHECK(train == 10);
+    }
+    CHECK(maskgat::random_split(labels, 3, sizes, 7, notes) == split);
+    CHECK(maskgat::random_split(labels, 3, sizes, 8, notes) != split);
+  }
+
+  TEST_CASE("random split: takes what exists - in order - with notes") {
+    const std::vector<std::int32_t> labels{0, 0, 0, 1, 1, -1};
+    maskgat::Notes notes;
+    const auto split = maskgat::random_split(labels, 2, {2, 500, 1000}, 0, notes);
+    CHECK(count(split, SplitPart::kTrain) == 4);
+    CHECK(count(split, SplitPart::kVal) == 1);
+    CHECK(count(split, SplitPart::kTest) == 0);
+    CHECK(notes == std::vector<std::string>{
+                       "random split: asked for 500 val node(s), only 1 labelled node(s) left",
+                       "random split: asked for 1000 test node(s), only 0 labelled node(s) left"});
+  }
+
+  TEST_CASE("split file: parts per node and pinned errors") {
+    maskgat::Notes notes;
+    const auto split = load("0 train\n3 test\n1 val\n", notes);
+    CHECK(split == std::vector<SplitPart>{SplitPart::kTrain, SplitPart::kVal, SplitPart::kNone,
+                                          SplitPart::kTest});
+    CHECK_THROWS_WITH_AS(load("0 training\n", notes),
+                         (where() + ":1: unknown split part 'training': expected train, val or test").c_str(),
+                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(load("0 train\n0 test\n", notes),
+                         (where() + ":2: node '0' is in 'test' here but in 'train' on line 1").c_str(),
+                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(load("9 train\n", notes),
+                         (where() + ":1: node '9' is not in the graph").c_str(), maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(load("0\n", notes),
+                         (where() + ":1: expected 2 columns (node train|val|test), got 1").c_str(),
+                         maskgat::ParseError);
+  }
+}
