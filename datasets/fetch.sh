@@ -1,19 +1,18 @@
 #!/usr/bin/env bash
 # Makes the public citation datasets available in a MaskGAT data directory.
 #
-#   datasets/fetch.sh [--from DIR] [--dest DIR] [--allow-missing] [cora|citeseer|pubmed ...]
+#   datasets/fetch.sh [--from DIR] [--dest DIR] [cora|citeseer|pubmed ...]
 #
-# --from DIR       copy from a local mirror with the same layout (planetoid/, linqs/) instead of
-#                  downloading; default $MASKGAT_DATA_MIRROR when set
-# --dest DIR       data directory to fill; default $MASKGAT_DATA_DIR, else this script's folder
-# --allow-missing  a file the source does not have is a warning, not an error (PubMed's
-#                  ind.pubmed.allx is missing from some mirrors)
+# --from DIR  copy from a local mirror with the same layout (planetoid/, linqs/) instead of
+#             downloading; default $MASKGAT_DATA_MIRROR when set. A mirror may be partial: a
+#             file it lacks (PubMed's ind.pubmed.allx in some) is reported, not an error.
+# --dest DIR  data directory to fill; default $MASKGAT_DATA_DIR, else this script's folder
 #
 # Every file is checked against SHA256SUMS beside this script. A file already in place with the
 # right checksum is kept; a new copy is written to a temporary file in the destination folder,
 # verified, and only then renamed over the old one, so a good file is never replaced by a bad
-# one. Exit status: 0 when every requested file is in place and verified (or, with
-# --allow-missing, unavailable from the source), 1 otherwise, 2 for bad usage.
+# one. Exit status: 0 when every requested file is in place and verified (or absent from the
+# mirror), 1 when a file is corrupt or cannot be downloaded, 2 for bad usage.
 set -euo pipefail
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,17 +22,15 @@ linqs_url="https://linqs-data.soe.ucsc.edu/public/lbc"
 
 from="${MASKGAT_DATA_MIRROR:-}"
 dest="${MASKGAT_DATA_DIR:-$script_dir}"
-allow_missing=0
 names=()
 usage() { sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --from) [ $# -ge 2 ] || usage; from="$2"; shift 2 ;;
     --dest) [ $# -ge 2 ] || usage; dest="$2"; shift 2 ;;
-    --allow-missing) allow_missing=1; shift ;;
     -h|--help) usage ;;
     cora|citeseer|pubmed) names+=("$1"); shift ;;
-    *) echo "fetch.sh: unknown argument '$1': expected --from, --dest, --allow-missing, cora, citeseer or pubmed" >&2; exit 2 ;;
+    *) echo "fetch.sh: unknown argument '$1': expected --from, --dest, cora, citeseer or pubmed" >&2; exit 2 ;;
   esac
 done
 [ ${#names[@]} -gt 0 ] || names=(cora citeseer pubmed)
@@ -68,11 +65,11 @@ install_file() {
 }
 
 unavailable() {
-  if [ "$allow_missing" -eq 1 ]; then
-    echo "missing  $1: not available from ${from:-the download source} (allowed)" >&2
+  if [ -n "$from" ]; then
+    echo "missing  $1: not in the mirror $from" >&2
     missing=1
   else
-    echo "MISSING  $1: not available from ${from:-the download source}" >&2
+    echo "FAILED   $1: download failed" >&2
     failed=1
   fi
 }
@@ -134,6 +131,6 @@ if [ "$failed" -ne 0 ]; then
   exit 1
 fi
 if [ "$missing" -ne 0 ]; then
-  echo "fetch.sh: done; the files marked missing are unavailable (PubMed's features need ind.pubmed.allx)" >&2
+  echo "fetch.sh: done; the files marked missing are not in the mirror (PubMed's features need ind.pubmed.allx)" >&2
 fi
 echo "fetch.sh: data directory $dest"

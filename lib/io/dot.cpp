@@ -3,14 +3,10 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/graphviz.hpp>
 #include <boost/property_map/dynamic_property_map.hpp>
-#include <cctype>
 #include <cmath>
-#include <new>
 #include <string>
-#include <type_traits>
-#include <vector>
 
-#include "detail/assemble.hpp"
+#include "detail/boost_graph.hpp"
 #include "detail/prescan.hpp"
 #include "detail/text.hpp"
 #include "maskgat/core/error.hpp"
@@ -56,13 +52,6 @@ class WeightMap {
   BglGraph* graph_;
 };
 
-std::string without_trailing_space(std::string text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) {
-    text.pop_back();
-  }
-  return text;
-}
-
 float weight_or_throw(const std::string& text, const std::string& edge, const std::string& path) {
   const auto weight = detail::parse_number(text);
   if (!weight) {
@@ -83,59 +72,21 @@ LoadedGraph load(const std::string& content, NodeIndex& nodes, const EdgeListOpt
   boost::dynamic_properties properties(boost::ignore_other_properties);
   properties.property("node_id", boost::get(&DotVertex::name, graph));
   properties.property("weight", WeightMap<BglGraph>(graph));
-  try {
-    boost::read_graphviz(content, graph, properties, "node_id");
-  } catch (const std::bad_alloc&) {
-    throw;
-  } catch (const std::exception& error) {
-    throw ParseError(kReader, path, 0,
-                     "Boost.Graph read_graphviz: " + without_trailing_space(error.what()));
-  }
+  detail::run_boost_reader([&] { boost::read_graphviz(content, graph, properties, "node_id"); },
+                           "read_graphviz", kReader, path);
 
-  // Boost creates vertices in byte order of their names, so ids follow that order.
-  const std::size_t num_vertices = boost::num_vertices(graph);
-  std::vector<NodeId> ids(num_vertices);
-  for (std::size_t v = 0; v < num_vertices; ++v) {
-    ids[v] = detail::node_id_or_throw(nodes, graph[v].name, kReader, path, 0);
-  }
-
-  const auto num_edges = static_cast<std::int64_t>(boost::num_edges(graph));
-  detail::check_edge_limit(num_edges, options, kReader, path, 0);
-  constexpr bool kUndirected =
-      std::is_same_v<typename boost::graph_traits<BglGraph>::directed_category,
-                     boost::undirected_tag>;
   bool weighted = false;
   for (auto [edge, end] = boost::edges(graph); edge != end; ++edge) {
     weighted = weighted || graph[*edge].has_weight;
   }
-  EdgeList edges;
-  edges.sources.reserve(static_cast<std::size_t>(num_edges));
-  edges.targets.reserve(static_cast<std::size_t>(num_edges));
-  // Directed: by source, then in file order; undirected: in file order. Either way copies of
-  // one edge stay in file order, so merging keeps the first weight.
-  for (auto [edge, end] = boost::edges(graph); edge != end; ++edge) {
-    const std::size_t source = boost::source(*edge, graph);
-    const std::size_t target = boost::target(*edge, graph);
-    edges.sources.push_back(ids[source]);
-    edges.targets.push_back(ids[target]);
-    if (!weighted) continue;
-    const DotEdge& data = graph[*edge];
-    if (!data.has_weight) {
-      edges.weights.push_back(kDefaultWeight);
-      continue;
-    }
-    const std::string shown = "edge " + detail::quoted(graph[source].name) +
-                              (kUndirected ? " -- " : " -> ") + detail::quoted(graph[target].name);
-    edges.weights.push_back(weight_or_throw(data.weight, shown, path));
-  }
-
-  if constexpr (kUndirected) {
-    EdgeListOptions both_ways = options;
-    both_ways.undirected = true;
-    return detail::assemble_graph(edges, nodes, both_ways, kReader, path);
-  } else {
-    return detail::assemble_graph(edges, nodes, options, kReader, path);
-  }
+  // Boost creates vertices in byte order of their names, so ids follow that order.
+  const auto name_of = [&](std::size_t v) -> const std::string& { return graph[v].name; };
+  const auto weight_of = [&](const auto& edge, const auto& describe) {
+    const DotEdge& data = graph[edge];
+    return data.has_weight ? weight_or_throw(data.weight, describe(), path) : kDefaultWeight;
+  };
+  return detail::assemble_boost_graph(graph, name_of, weighted, weight_of, nodes, options, kReader,
+                                      path);
 }
 
 using DirectedDot =

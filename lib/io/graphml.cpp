@@ -4,9 +4,7 @@
 #include <boost/graph/graphml.hpp>
 #include <boost/lexical_cast.hpp>
 #include <boost/property_map/dynamic_property_map.hpp>
-#include <cctype>
 #include <cmath>
-#include <new>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -14,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "detail/assemble.hpp"
+#include "detail/boost_graph.hpp"
 #include "detail/prescan.hpp"
 #include "detail/text.hpp"
 #include "maskgat/core/error.hpp"
@@ -116,13 +114,6 @@ void add_weight_property(boost::dynamic_properties& properties, BglGraph& graph,
   }
 }
 
-std::string without_trailing_space(std::string text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) {
-    text.pop_back();
-  }
-  return text;
-}
-
 float weight_or_throw(const DataValue& value, const std::string& edge,
                       const detail::GraphmlKey& key, const std::string& path) {
   if (!value.present) {
@@ -154,14 +145,8 @@ LoadedGraph load(std::string content, const detail::GraphmlScan& scan, NodeIndex
   if (scan.edge_weight) add_weight_property(properties, graph, *scan.edge_weight, path);
 
   std::istringstream stream(std::move(content));
-  try {
-    boost::read_graphml(stream, graph, properties);
-  } catch (const std::bad_alloc&) {
-    throw;
-  } catch (const std::exception& error) {
-    throw ParseError(kReader, path, 0,
-                     "Boost.Graph read_graphml: " + without_trailing_space(error.what()));
-  }
+  detail::run_boost_reader([&] { boost::read_graphml(stream, graph, properties); }, "read_graphml",
+                           kReader, path);
   if (!scan.has_graph) {
     throw ParseError(kReader, path, 0, "no <graph> element inside <graphml>");
   }
@@ -191,40 +176,12 @@ LoadedGraph load(std::string content, const detail::GraphmlScan& scan, NodeIndex
                            detail::quoted(name.text));
     }
   }
-  std::vector<NodeId> ids(num_vertices);
-  for (std::size_t v = 0; v < num_vertices; ++v) {
-    ids[v] = detail::node_id_or_throw(nodes, tokens[v], kReader, path, 0);
-  }
-
-  const auto num_edges = static_cast<std::int64_t>(boost::num_edges(graph));
-  detail::check_edge_limit(num_edges, options, kReader, path, 0);
-  constexpr bool kUndirected =
-      std::is_same_v<typename boost::graph_traits<BglGraph>::directed_category,
-                     boost::undirected_tag>;
-  EdgeList edges;
-  edges.sources.reserve(static_cast<std::size_t>(num_edges));
-  edges.targets.reserve(static_cast<std::size_t>(num_edges));
-  // Directed: by source, then in file order; undirected: in file order. Either way copies of
-  // one edge stay in file order, so merging keeps the first weight.
-  for (auto [edge, end] = boost::edges(graph); edge != end; ++edge) {
-    const std::size_t source = boost::source(*edge, graph);
-    const std::size_t target = boost::target(*edge, graph);
-    edges.sources.push_back(ids[source]);
-    edges.targets.push_back(ids[target]);
-    if (scan.edge_weight) {
-      const std::string shown = "edge " + detail::quoted(tokens[source]) +
-                                (kUndirected ? " -- " : " -> ") + detail::quoted(tokens[target]);
-      edges.weights.push_back(weight_or_throw(graph[*edge].value, shown, *scan.edge_weight, path));
-    }
-  }
-
-  if constexpr (kUndirected) {
-    EdgeListOptions both_ways = options;
-    both_ways.undirected = true;
-    return detail::assemble_graph(edges, nodes, both_ways, kReader, path);
-  } else {
-    return detail::assemble_graph(edges, nodes, options, kReader, path);
-  }
+  const auto token_of = [&](std::size_t v) -> const std::string& { return tokens[v]; };
+  const auto weight_of = [&](const auto& edge, const auto& describe) {
+    return weight_or_throw(graph[edge].value, describe(), *scan.edge_weight, path);
+  };
+  return detail::assemble_boost_graph(graph, token_of, scan.edge_weight.has_value(), weight_of,
+                                      nodes, options, kReader, path);
 }
 
 using DirectedGraphml =

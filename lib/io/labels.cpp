@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "detail/node_values.hpp"
 #include "detail/text.hpp"
 #include "maskgat/core/error.hpp"
 
@@ -11,6 +12,8 @@ namespace maskgat {
 namespace {
 
 constexpr std::string_view kReader = "labels";
+constexpr detail::NodeValueWording kWording{
+    .columns = "node label", .again = "labelled", .repeats = "repeated label line(s)"};
 
 }  // namespace
 
@@ -33,49 +36,27 @@ LabelTable read_labels(const std::filesystem::path& path, const NodeIndex& nodes
                        const ReadOptions& options, Notes& notes) {
   detail::LineReader reader(path, kReader);
   const auto num_nodes = static_cast<std::size_t>(nodes.size());
-  std::vector<std::int32_t> name_of_node(num_nodes, -1);  // index into `names`
-  std::vector<std::int64_t> line_of_node(num_nodes, 0);
   std::vector<std::string> names;
   std::map<std::string, std::int32_t, std::less<>> name_ids;
-  std::int64_t repeated = 0;
-  std::string_view line;
-  std::vector<std::string_view> fields;
-  while (reader.next(line)) {
-    if (detail::is_blank_or_comment(line)) continue;
-    detail::split_fields(line, fields);
-    if (fields.size() != 2) {
-      reader.fail("expected 2 columns (node label), got " + std::to_string(fields.size()));
-    }
-    const auto node = nodes.find(fields[0]);
-    if (!node) {
-      reader.fail("label for node '" + std::string(fields[0]) + "', which is not in the graph");
-    }
-    auto found = name_ids.find(fields[1]);
-    if (found == name_ids.end()) {
-      found = name_ids.emplace(std::string(fields[1]), static_cast<std::int32_t>(names.size())).first;
-      names.emplace_back(fields[1]);
-    }
-    const auto slot = static_cast<std::size_t>(*node);
-    if (name_of_node[slot] >= 0) {
-      if (name_of_node[slot] != found->second) {
-        reader.fail("node '" + std::string(fields[0]) + "' has label '" + std::string(fields[1]) +
-                    "' here but '" + names[static_cast<std::size_t>(name_of_node[slot])] +
-                    "' on line " + std::to_string(line_of_node[slot]));
-      }
-      if (options.strict) {
-        reader.fail("node '" + std::string(fields[0]) + "' is labelled again (first on line " +
-                    std::to_string(line_of_node[slot]) + ") (--strict)");
-      }
-      ++repeated;
-      continue;
-    }
-    name_of_node[slot] = found->second;
-    line_of_node[slot] = reader.line_number();
-  }
-  if (repeated > 0) {
-    notes.push_back("labels: " + reader.path() + ": " + std::to_string(repeated) +
-                    " repeated label line(s) ignored");
-  }
+  // Index into `names` per node, -1 when unlabelled; class ids are only known once all are read.
+  const std::vector<std::int32_t> name_of_node = detail::read_node_values<std::int32_t>(
+      reader, nodes, -1, kWording, options.strict, notes,
+      [](std::string_view node) {
+        return "label for node '" + std::string(node) + "', which is not in the graph";
+      },
+      [&](std::string_view name) {
+        auto found = name_ids.find(name);
+        if (found == name_ids.end()) {
+          found =
+              name_ids.emplace(std::string(name), static_cast<std::int32_t>(names.size())).first;
+          names.emplace_back(name);
+        }
+        return found->second;
+      },
+      [&](std::string_view node, std::string_view name, std::int32_t first, std::int64_t line) {
+        return "node '" + std::string(node) + "' has label '" + std::string(name) + "' here but '" +
+               names[static_cast<std::size_t>(first)] + "' on line " + std::to_string(line);
+      });
   LabelTable table;
   table.class_names = sort_class_names(names);
   std::vector<std::int32_t> class_of_name(names.size());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "detail/node_values.hpp"
 #include "detail/text.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/core/random.hpp"
@@ -11,6 +12,8 @@ namespace maskgat {
 namespace {
 
 constexpr std::string_view kReader = "split";
+constexpr detail::NodeValueWording kWording{
+    .columns = "node train|val|test", .again = "listed", .repeats = "repeated line(s)"};
 
 void shuffle(std::vector<NodeId>& items, Rng& rng) {
   for (std::size_t i = items.size(); i > 1; --i) {
@@ -38,49 +41,19 @@ const char* split_part_name(SplitPart part) noexcept {
 std::vector<SplitPart> read_split(const std::filesystem::path& path, const NodeIndex& nodes,
                                   const ReadOptions& options, Notes& notes) {
   detail::LineReader reader(path, kReader);
-  const auto num_nodes = static_cast<std::size_t>(nodes.size());
-  std::vector<SplitPart> split(num_nodes, SplitPart::kNone);
-  std::vector<std::int64_t> line_of_node(num_nodes, 0);
-  std::int64_t repeated = 0;
-  std::string_view line;
-  std::vector<std::string_view> fields;
-  while (reader.next(line)) {
-    if (detail::is_blank_or_comment(line)) continue;
-    detail::split_fields(line, fields);
-    if (fields.size() != 2) {
-      reader.fail("expected 2 columns (node train|val|test), got " + std::to_string(fields.size()));
-    }
-    const auto node = nodes.find(fields[0]);
-    if (!node) reader.fail("node '" + std::string(fields[0]) + "' is not in the graph");
-    SplitPart part = SplitPart::kNone;
-    for (const SplitPart candidate : {SplitPart::kTrain, SplitPart::kVal, SplitPart::kTest}) {
-      if (fields[1] == split_part_name(candidate)) part = candidate;
-    }
-    if (part == SplitPart::kNone) {
-      reader.fail("unknown split part " + detail::quoted(fields[1]) + ": expected train, val or test");
-    }
-    const auto slot = static_cast<std::size_t>(*node);
-    if (split[slot] != SplitPart::kNone) {
-      if (split[slot] != part) {
-        reader.fail("node '" + std::string(fields[0]) + "' is in '" + split_part_name(part) +
-                    "' here but in '" + split_part_name(split[slot]) + "' on line " +
-                    std::to_string(line_of_node[slot]));
-      }
-      if (options.strict) {
-        reader.fail("node '" + std::string(fields[0]) + "' is listed again (first on line " +
-                    std::to_string(line_of_node[slot]) + ") (--strict)");
-      }
-      ++repeated;
-      continue;
-    }
-    split[slot] = part;
-    line_of_node[slot] = reader.line_number();
-  }
-  if (repeated > 0) {
-    notes.push_back("split: " + reader.path() + ": " + std::to_string(repeated) +
-                    " repeated line(s) ignored");
-  }
-  return split;
+  return detail::read_node_values(
+      reader, nodes, SplitPart::kNone, kWording, options.strict, notes,
+      [](std::string_view node) { return "node '" + std::string(node) + "' is not in the graph"; },
+      [&](std::string_view name) {
+        for (const SplitPart part : {SplitPart::kTrain, SplitPart::kVal, SplitPart::kTest}) {
+          if (name == split_part_name(part)) return part;
+        }
+        reader.fail("unknown split part " + detail::quoted(name) + ": expected train, val or test");
+      },
+      [](std::string_view node, std::string_view part, SplitPart first, std::int64_t line) {
+        return "node '" + std::string(node) + "' is in '" + std::string(part) + "' here but in '" +
+               split_part_name(first) + "' on line " + std::to_string(line);
+      });
 }
 
 std::vector<SplitPart> random_split(std::span<const std::int32_t> labels, std::int32_t num_classes,

@@ -1,13 +1,12 @@
 #include <doctest/doctest.h>
 
-#include <algorithm>
-#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/graphml.hpp"
+#include "support/graph_checks.hpp"
 #include "support/paths.hpp"
 
 namespace {
@@ -17,54 +16,19 @@ using maskgat::LimitError;
 using maskgat::NodeIndex;
 using maskgat::ParseError;
 using maskgat::test::fixture;
+using maskgat::test::in_names;
+using maskgat::test::kMaxNodes;
+using maskgat::test::Loaded;
+using maskgat::test::weight;
 using maskgat::test::write_file;
 
-constexpr std::int64_t kMaxNodes = 1000;
-
-struct Loaded {
-  NodeIndex nodes = NodeIndex::named(kMaxNodes);
-  maskgat::LoadedGraph result;
-};
-
 Loaded load(const std::filesystem::path& path, const EdgeListOptions& options = {}) {
-  Loaded loaded;
-  loaded.result = maskgat::read_graphml(path, loaded.nodes, options);
-  return loaded;
+  return maskgat::test::load_named(maskgat::read_graphml, path, options);
 }
 
 // Reads into a fresh index, for the error cases.
 void read(const std::filesystem::path& path, const EdgeListOptions& options = {}) {
-  NodeIndex nodes = NodeIndex::named(kMaxNodes);
-  static_cast<void>(maskgat::read_graphml(path, nodes, options));
-}
-
-maskgat::NodeId id_of(const Loaded& loaded, const std::string& name) {
-  const auto id = loaded.nodes.find(name);
-  REQUIRE(id.has_value());
-  return *id;
-}
-
-// The names of the in-neighbours of `name`, sorted.
-std::vector<std::string> in_names(const Loaded& loaded, const std::string& name) {
-  const auto names = loaded.nodes.names();
-  std::vector<std::string> sources;
-  for (const auto source : loaded.result.graph.in_neighbors(id_of(loaded, name))) {
-    sources.push_back(names[static_cast<std::size_t>(source)]);
-  }
-  std::sort(sources.begin(), sources.end());
-  return sources;
-}
-
-float weight(const Loaded& loaded, const std::string& source, const std::string& target) {
-  const auto& graph = loaded.result.graph;
-  const auto dst = id_of(loaded, target);
-  const auto src = id_of(loaded, source);
-  const auto row = graph.in_neighbors(dst);
-  const auto found = std::find(row.begin(), row.end(), src);
-  REQUIRE(found != row.end());
-  REQUIRE(graph.has_weights());
-  return graph.weights()[static_cast<std::size_t>(
-      graph.in_offsets()[static_cast<std::size_t>(dst)] + (found - row.begin()))];
+  static_cast<void>(load(path, options));
 }
 
 using Names = std::vector<std::string>;
