@@ -3,7 +3,7 @@
 //
 // The checksums are FNV-1a 64-bit over little-endian bytes: for features the CSR outer index
 // (N + 1 int32), inner index (nnz int32) and float32 bit patterns, in that order; for labels
-// N int32 (-1 unlabelled). They were confirmed independently by tests/data/planetoid/checksums.py,
+// N int32 (-1 unlabelled). They were confirmed independently by tests/support/planetoid_checksums.py,
 // which reads the pickles with Python's own unpickler and assembles rows as PyG does.
 
 #include <doctest/doctest.h>

@@ -27,6 +27,7 @@ std::filesystem::path scratch_dir(const std::string& tag) {
 std::filesystem::path write_file(const std::string& tag, const std::string& name,
                                  const std::string& content) {
   const auto path = scratch_dir(tag) / name;
+  std::filesystem::create_directories(path.parent_path());
   std::ofstream out(path, std::ios::binary);
   out << content;
   if (!out) throw std::runtime_error("cannot write test file " + path.string());

@@ -15,7 +15,8 @@ std::filesystem::path data_dir();
 // A fresh empty directory under the system temp directory, unique to this process and `tag`.
 std::filesystem::path scratch_dir(const std::string& tag);
 
-// Writes `content` to `<scratch_dir(tag)>/<name>` byte for byte and returns the path.
+// Writes `content` to `<scratch_dir(tag)>/<name>` byte for byte (creating the folders `name`
+// names) and returns the path.
 std::filesystem::path write_file(const std::string& tag, const std::string& name,
                                  const std::string& content);
 

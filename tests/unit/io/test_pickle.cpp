@@ -8,15 +8,16 @@
 
 #include <array>
 #include <cstdint>
-#include <fstream>
 #include <initializer_list>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "detail/pickle.hpp"
 #include "maskgat/core/error.hpp"
 #include "support/paths.hpp"
+#include "support/tiny_planetoid.hpp"
+
+using maskgat::test::tiny_planetoid_part;
 
 namespace {
 
@@ -37,11 +38,6 @@ Pickle parse(const std::string& data, const Limits& limits = {}) {
   return Pickle(data, "planetoid", "t.pkl", limits);
 }
 
-std::string read_fixture(const std::string& name) {
-  std::ifstream in(maskgat::test::fixture("planetoid/tiny/" + name), std::ios::binary);
-  REQUIRE(in);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // `data` with the first occurrence of `from` replaced by `to` (same length).
 std::string patched(std::string data, const std::string& from, const std::string& to) {
@@ -167,8 +163,8 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("pickle: every truncation of a real-structured file is a ParseError") {
-    for (const char* name : {"ind.citeseer.allx", "ind.citeseer.ally", "ind.citeseer.graph"}) {
-      const std::string data = read_fixture(name);
+    for (const char* name : {"allx", "ally", "graph"}) {
+      const std::string data = tiny_planetoid_part(name);
       for (std::size_t size = 0; size < data.size(); ++size) {
         CHECK_THROWS_AS(parse(data.substr(0, size)), maskgat::ParseError);
       }
@@ -177,8 +173,8 @@ TEST_SUITE("unit") {
 
   TEST_CASE("pickle: corrupting any byte of a real-structured file never crashes") {
     const std::array<char, 6> replacements{'\x00', '\xff', '(', '.', 'h', 'J'};
-    for (const char* name : {"ind.citeseer.x", "ind.citeseer.ty", "ind.citeseer.graph"}) {
-      const std::string data = read_fixture(name);
+    for (const char* name : {"x", "ty", "graph"}) {
+      const std::string data = tiny_planetoid_part(name);
       for (std::size_t at = 0; at < data.size(); ++at) {
         for (const char replacement : replacements) {
           std::string corrupt = data;
@@ -349,19 +345,19 @@ TEST_SUITE("unit") {
                          "(collections.defaultdict), got a list (created at byte 2)",
                          maskgat::ParseError);
     // A one-hot matrix where a CSR matrix is expected.
-    CHECK_THROWS_WITH_AS(decode_csr_matrix(parse(read_fixture("ind.citeseer.ally")), {}),
+    CHECK_THROWS_WITH_AS(decode_csr_matrix(parse(tiny_planetoid_part("ally")), {}),
                          "planetoid: t.pkl: expected a scipy.sparse.csr.csr_matrix, got a "
                          "numpy.ndarray (created at byte 64)",
                          maskgat::ParseError);
     // A CSR matrix where a dense array is expected.
-    CHECK_THROWS_WITH_AS(decode_int_matrix(parse(read_fixture("ind.citeseer.x")), {}),
+    CHECK_THROWS_WITH_AS(decode_int_matrix(parse(tiny_planetoid_part("x")), {}),
                          "planetoid: t.pkl: expected a numpy.ndarray, got a "
                          "scipy.sparse.csr.csr_matrix (created at byte 34)",
                          maskgat::ParseError);
   }
 
   TEST_CASE("pickle: a CSR matrix decodes and its arrays are checked") {
-    const std::string allx = read_fixture("ind.citeseer.allx");
+    const std::string allx = tiny_planetoid_part("allx");
     const auto csr = decode_csr_matrix(parse(allx), {});
     CHECK(csr.rows == 4);
     CHECK(csr.cols == 5);
@@ -442,7 +438,7 @@ TEST_SUITE("unit") {
         "cscipy.sparse.csr\ncsr_matrix\n"  // GLOBAL
         "c__builtin__\nobject\n"           // GLOBAL
         "N\x87R");                         // NONE, TUPLE3, REDUCE
-    std::string data = read_fixture("ind.citeseer.allx");
+    std::string data = tiny_planetoid_part("allx");
     REQUIRE(data.starts_with(newobj));
     data.replace(0, newobj.size(), reconstructor);
     const auto csr = decode_csr_matrix(parse(data), {});
@@ -463,7 +459,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("pickle: an adjacency dict decodes in file order and ids are checked") {
-    const Pickle graph = parse(read_fixture("ind.citeseer.graph"));
+    const Pickle graph = parse(tiny_planetoid_part("graph"));
     const auto adjacency = decode_adjacency(graph, 8, {});
     CHECK(adjacency.sources == std::vector<maskgat::NodeId>{0, 0, 0, 1, 2, 2, 3, 4, 5, 6, 7});
     CHECK(adjacency.targets == std::vector<maskgat::NodeId>{1, 2, 1, 0, 0, 2, 4, 7, 6, 5, 4});

@@ -1,5 +1,5 @@
-// The Planetoid loader on the 8-node fixture in tests/data/planetoid/tiny (written opcode by
-// opcode by make_tiny.py, with the structure of the published files):
+// The Planetoid loader on the 8-node fixture of support/tiny_planetoid (written opcode by opcode
+// with the structure of the published files):
 //   allx rows 0..3 (classes 0 2 1 2), x / y = rows 0..1, test.index "7 4 6" with ty classes
 //   1 0 2 and node 5 missing from the test range 4..7 (as CiteSeer's gaps),
 //   graph {0: [1, 2, 1], 1: [0], 2: [0, 2], 3: [4], 4: [7], 5: [6], 6: [5], 7: [4]}.
@@ -8,14 +8,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/planetoid.hpp"
 #include "support/paths.hpp"
+#include "support/tiny_planetoid.hpp"
 
 namespace {
 
@@ -23,24 +22,16 @@ using maskgat::DatasetOptions;
 using maskgat::read_planetoid;
 using maskgat::SplitPart;
 
-const std::vector<std::string> kParts = {"x",  "tx",   "allx",  "y",
-                                         "ty", "ally", "graph", "test.index"};
-
-std::string read_fixture(const std::string& part) {
-  std::ifstream in(maskgat::test::fixture("planetoid/tiny/ind.citeseer." + part), std::ios::binary);
-  REQUIRE(in);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using maskgat::test::tiny_planetoid_part;
 
 // A copy of the fixture in `<scratch>/planetoid/`, with `replaced` parts swapped for other
 // content and `dropped` parts left out; returns the planetoid directory.
 std::filesystem::path make_copy(const std::string& tag,
                                 const std::vector<std::pair<std::string, std::string>>& replaced,
                                 const std::vector<std::string>& dropped = {}) {
-  std::filesystem::create_directories(maskgat::test::scratch_dir(tag) / "planetoid");
-  for (const auto& part : kParts) {
+  for (const auto& part : maskgat::test::planetoid_parts()) {
     if (std::find(dropped.begin(), dropped.end(), part) != dropped.end()) continue;
-    std::string content = read_fixture(part);
+    std::string content = tiny_planetoid_part(part);
     for (const auto& [name, replacement] : replaced) {
       if (name == part) content = replacement;
     }
@@ -59,7 +50,7 @@ std::vector<maskgat::NodeId> in_neighbors(const maskgat::Graph& graph, maskgat::
 TEST_SUITE("unit") {
   TEST_CASE("planetoid: the tiny fixture loads as PyG would") {
     const auto dataset =
-        read_planetoid(maskgat::test::fixture("planetoid/tiny"), "citeseer", DatasetOptions{});
+        read_planetoid(maskgat::test::write_tiny_planetoid("planetoid-tiny"), "citeseer", DatasetOptions{});
     CHECK(dataset.name == "citeseer");
     REQUIRE(dataset.graph.num_nodes() == 8);
     CHECK(dataset.node_names == std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7"});
@@ -109,7 +100,7 @@ TEST_SUITE("unit") {
     options.read.strict = true;
     options.normalize_features = true;
     const auto dataset =
-        read_planetoid(maskgat::test::fixture("planetoid/tiny"), "citeseer", options);
+        read_planetoid(maskgat::test::write_tiny_planetoid("planetoid-tiny"), "citeseer", options);
     CHECK(dataset.notes.size() == 4);
     const auto& x = dataset.features.sparse();
     CHECK(x.coeff(0, 0) == 0.5F);
@@ -219,7 +210,7 @@ TEST_SUITE("unit") {
                          maskgat::ParseError);
 
     // tx narrower than allx: x has 5 columns, ty used as tx is not even a CSR matrix.
-    const auto swapped = make_copy("planetoid-swapped", {{"tx", read_fixture("ty")}});
+    const auto swapped = make_copy("planetoid-swapped", {{"tx", tiny_planetoid_part("ty")}});
     CHECK_THROWS_WITH_AS(read_planetoid(swapped, "citeseer", DatasetOptions{}),
                          ("planetoid: " + (swapped / "ind.citeseer.tx").string() +
                           ": expected a scipy.sparse.csr.csr_matrix, got a numpy.ndarray "
@@ -228,7 +219,7 @@ TEST_SUITE("unit") {
                          maskgat::ParseError);
 
     // x (2 rows) in place of allx (4 rows).
-    const auto short_allx = make_copy("planetoid-short-allx", {{"allx", read_fixture("x")}});
+    const auto short_allx = make_copy("planetoid-short-allx", {{"allx", tiny_planetoid_part("x")}});
     CHECK_THROWS_WITH_AS(read_planetoid(short_allx, "citeseer", DatasetOptions{}),
                          ("planetoid: " + (short_allx / "ind.citeseer.allx").string() +
                           ": the matrix has 2 rows, expected 4 (one per row of ind.citeseer.ally)")

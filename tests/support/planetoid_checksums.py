@@ -8,7 +8,7 @@ label -1), and prints FNV-1a 64-bit hashes of
   features: the CSR outer index (N + 1 int32), inner index (nnz int32) and value bit patterns
             (nnz float32), each little-endian, in that order, rows sorted by column;
   labels:   N int32 little-endian (-1 for unlabelled).
-Usage: python3 checksums.py <data dir>   (the directory holding planetoid/)
+Usage: python3 planetoid_checksums.py <data dir>   (the directory holding planetoid/)
 """
 import collections
 import io
