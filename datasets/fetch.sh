@@ -53,8 +53,11 @@ install_file() {
   mkdir -p "$(dirname "$target")"
   local partial
   partial="$(mktemp "$(dirname "$target")/.fetch.XXXXXX")"
-  cp "$source" "$partial"
-  if checksum_ok "$rel" "$partial"; then
+  if ! cp "$source" "$partial"; then
+    rm -f "$partial"
+    echo "FAILED   $rel: cannot copy $source; kept what was there" >&2
+    failed=1
+  elif checksum_ok "$rel" "$partial"; then
     mv -f "$partial" "$target"
     echo "ok       $rel"
   else
@@ -65,7 +68,10 @@ install_file() {
 }
 
 unavailable() {
-  if [ -n "$from" ]; then
+  if [ -e "$dest/$1" ]; then
+    echo "BAD      $1: the file in place fails its sha256 check and ${from:-the download} has no good copy" >&2
+    failed=1
+  elif [ -n "$from" ]; then
     echo "missing  $1: not in the mirror $from" >&2
     missing=1
   else
