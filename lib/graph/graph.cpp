@@ -8,7 +8,9 @@
 namespace maskgat {
 namespace {
 
-[[noreturn]] void invalid(const std::string& message) { throw InvalidArgument("graph: " + message); }
+[[noreturn]] void invalid(const std::string& message) {
+  throw InvalidArgument("graph: " + message);
+}
 
 }  // namespace
 
@@ -55,11 +57,11 @@ Graph::Graph(std::int64_t num_nodes, std::vector<EdgeId> in_offsets, std::vector
                 ", expected a node id in [0, " + std::to_string(num_nodes_) + ")");
       }
       if (e > begin && src <= in_sources_[static_cast<std::size_t>(e - 1)]) {
-        invalid("sources of node " + std::to_string(dst) +
-                " are not strictly increasing at edge " + std::to_string(e) +
-                " (duplicate or unsorted)");
+        invalid("sources of node " + std::to_string(dst) + " are not strictly increasing at edge " +
+                std::to_string(e) + " (duplicate or unsorted)");
       }
       ++out_counts[static_cast<std::size_t>(src) + 1];
+      if (src == static_cast<NodeId>(dst)) ++num_self_loops_;
     }
   }
   for (const float w : weights_) {
@@ -74,8 +76,8 @@ Graph::Graph(std::int64_t num_nodes, std::vector<EdgeId> in_offsets, std::vector
   std::vector<EdgeId> cursor(out_offsets_.begin(), out_offsets_.end() - 1);
   for (std::size_t dst = 0; dst < n; ++dst) {
     for (EdgeId e = in_offsets_[dst]; e < in_offsets_[dst + 1]; ++e) {
-      const auto slot = static_cast<std::size_t>(cursor[static_cast<std::size_t>(
-          in_sources_[static_cast<std::size_t>(e)])]++);
+      const auto slot = static_cast<std::size_t>(
+          cursor[static_cast<std::size_t>(in_sources_[static_cast<std::size_t>(e)])]++);
       out_targets_[slot] = static_cast<NodeId>(dst);
       out_edge_ids_[slot] = e;
     }
@@ -104,14 +106,6 @@ EdgeId Graph::in_degree(NodeId node) const noexcept {
 EdgeId Graph::out_degree(NodeId node) const noexcept {
   const auto i = static_cast<std::size_t>(node);
   return out_offsets_[i + 1] - out_offsets_[i];
-}
-
-EdgeId Graph::num_self_loops() const noexcept {
-  EdgeId loops = 0;
-  for (NodeId node = 0; node < num_nodes_; ++node) {
-    for (const NodeId src : in_neighbors(node)) loops += src == node ? 1 : 0;
-  }
-  return loops;
 }
 
 std::vector<NodeId> Graph::edge_destinations() const {

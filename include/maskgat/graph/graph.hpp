@@ -42,7 +42,9 @@ class Graph {
         std::vector<float> weights = {});
 
   [[nodiscard]] NodeId num_nodes() const noexcept { return num_nodes_; }
-  [[nodiscard]] EdgeId num_edges() const noexcept { return static_cast<EdgeId>(in_sources_.size()); }
+  [[nodiscard]] EdgeId num_edges() const noexcept {
+    return static_cast<EdgeId>(in_sources_.size());
+  }
   [[nodiscard]] bool has_weights() const noexcept { return !weights_.empty(); }
 
   /// Destination-major offsets, N+1 entries.
@@ -65,8 +67,8 @@ class Graph {
   [[nodiscard]] EdgeId in_degree(NodeId node) const noexcept;
   [[nodiscard]] EdgeId out_degree(NodeId node) const noexcept;
 
-  /// Number of edges `i -> i`.
-  [[nodiscard]] EdgeId num_self_loops() const noexcept;
+  /// Number of edges `i -> i` (counted once at construction).
+  [[nodiscard]] EdgeId num_self_loops() const noexcept { return num_self_loops_; }
   /// Destination of every edge in destination-major order (E entries), for exporting edge lists.
   [[nodiscard]] std::vector<NodeId> edge_destinations() const;
 
@@ -78,6 +80,7 @@ class Graph {
   std::vector<EdgeId> out_offsets_;
   std::vector<NodeId> out_targets_;
   std::vector<EdgeId> out_edge_ids_;
+  EdgeId num_self_loops_ = 0;
 };
 
 }  // namespace maskgat

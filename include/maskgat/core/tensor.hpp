@@ -1,0 +1,55 @@
+#pragma once
+/// @file
+/// The dense and sparse matrix types MaskGAT computes with, and a view of a layer input that may
+/// be either.
+///
+/// Matrices are row-major with one node (or edge) per row, so a node's heads and channels are
+/// contiguous: `h` is N x (H * C) with head `k` of node `i` at columns `[k * C, (k + 1) * C)`,
+/// attention is E x H in destination-major edge order.
+
+#include <Eigen/Core>
+#include <Eigen/SparseCore>
+#include <cstdint>
+
+namespace maskgat {
+
+/// A dense row-major matrix of `T` (`float` by default in the library, `double` in gradient
+/// checks).
+template <typename T>
+using RowMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// A sparse row-major (CSR) matrix of `T`, the type sparse citation features load as.
+template <typename T>
+using RowSparse = Eigen::SparseMatrix<T, Eigen::RowMajor>;
+
+/// A non-owning view of a layer input: a dense or a sparse N x F matrix. Converts implicitly from
+/// either, so a layer's first projection takes sparse features as they are, never densified.
+/// The viewed matrix must outlive the view.
+template <typename T>
+class InputRef {
+ public:
+  /// Views a dense matrix.
+  InputRef(const RowMatrix<T>& dense) noexcept
+      : dense_(&dense) {}  // NOLINT(google-explicit-constructor)
+  /// Views a sparse matrix.
+  InputRef(const RowSparse<T>& sparse) noexcept
+      : sparse_(&sparse) {}  // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] bool is_sparse() const noexcept { return sparse_ != nullptr; }
+  [[nodiscard]] std::int64_t rows() const noexcept {
+    return is_sparse() ? sparse_->rows() : dense_->rows();
+  }
+  [[nodiscard]] std::int64_t cols() const noexcept {
+    return is_sparse() ? sparse_->cols() : dense_->cols();
+  }
+  /// The dense matrix; only valid when `!is_sparse()`.
+  [[nodiscard]] const RowMatrix<T>& dense() const noexcept { return *dense_; }
+  /// The sparse matrix; only valid when `is_sparse()`.
+  [[nodiscard]] const RowSparse<T>& sparse() const noexcept { return *sparse_; }
+
+ private:
+  const RowMatrix<T>* dense_ = nullptr;
+  const RowSparse<T>* sparse_ = nullptr;
+};
+
+}  // namespace maskgat

@@ -1,0 +1,42 @@
+#pragma once
+/// @file
+/// Attention masks: which pairs (destination i, source j) may score each other.
+///
+/// Every mask is a `Graph`: the in-edges of node i are the positions i attends to, and every pair
+/// that is not an edge gets attention exactly zero (it is never computed nor stored). The same
+/// kernels run all of them, so a graph attention network, truncated self-attention over a
+/// sequence, attention over an image and ordinary self-attention differ only in the mask.
+
+#include <cstdint>
+
+#include "maskgat/graph/graph.hpp"
+
+namespace maskgat::masks {
+
+/// The GAT mask: node i attends to its in-neighbours in `graph`, and to itself when
+/// `self_loops` is true (loops already present are kept, missing ones added, as PyG's
+/// `add_remaining_self_loops`). Edge weights are not part of a mask and are dropped.
+/// Cost O(N + E), serial.
+[[nodiscard]] Graph from_graph(const Graph& graph, bool self_loops = true);
+
+/// Truncated self-attention over a sequence of `length` positions: position i attends to
+/// positions `[i - half_width, i + half_width]` clipped to the sequence, itself included, so
+/// a row has at most `2 * half_width + 1` entries.
+/// @throws InvalidArgument if `length` is outside [0, 2^31 - 1], `half_width` is negative, or
+///         the mask would have more than 2^62 entries.
+[[nodiscard]] Graph window(std::int64_t length, std::int64_t half_width);
+
+/// Attention over the pixels of a `height` x `width` image, pixel (r, c) having id `r * width + c`
+/// (row-major): a pixel attends to every pixel within Chebyshev distance `radius`, itself
+/// included, i.e. the receptive field of a `(2 radius + 1)` x `(2 radius + 1)` convolution,
+/// clipped at the border.
+/// @throws InvalidArgument if a size is negative, `height * width` exceeds 2^31 - 1, or the
+///         mask would have more than 2^62 entries.
+[[nodiscard]] Graph grid(std::int64_t height, std::int64_t width, std::int64_t radius);
+
+/// Ordinary self-attention: every one of `length` positions attends to all of them, itself
+/// included (`length`^2 entries; 16 bytes each across the two CSR views).
+/// @throws InvalidArgument if `length` is negative or `length`^2 exceeds 2^62.
+[[nodiscard]] Graph full(std::int64_t length);
+
+}  // namespace maskgat::masks

@@ -1,0 +1,83 @@
+#pragma once
+/// @file
+/// Scaled dot-product attention under a mask (the lecture's q·k), as PyG's `TransformerConv`.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "maskgat/core/random.hpp"
+#include "maskgat/core/schedule.hpp"
+#include "maskgat/core/tensor.hpp"
+#include "maskgat/graph/graph.hpp"
+#include "maskgat/nn/layer.hpp"
+#include "maskgat/nn/parameters.hpp"
+#include "maskgat/ops/spmm.hpp"
+
+namespace maskgat::nn {
+
+/// Options of `DotAttentionConv`, with the defaults of PyG's `TransformerConv`.
+struct DotAttentionConvOptions {
+  std::int64_t in_features = 0;   ///< F (> 0)
+  std::int64_t out_features = 0;  ///< C, channels per head (> 0)
+  std::int64_t heads = 1;         ///< H (> 0)
+  bool concat = true;             ///< concatenate heads (H * C outputs) or average them (C)
+  double dropout = 0.0;           ///< attention dropout in training, in [0, 1)
+  bool root_weight = true;        ///< add the skip projection `x W_r + b_r` to the output
+  bool bias = true;               ///< bias of the skip projection
+  Schedule schedule{};
+};
+
+/// Masked multi-head dot-product attention:
+///
+///     q = x W_q + b_q,  k = x W_k + b_k,  v = x W_v + b_v                 (N x H*C each)
+///     e_ij = <q_i, k_j> / sqrt(C)   per head, for j in N(i) only
+///     alpha_ij = softmax_j(e_ij);  out_i = concat_h or mean_h ( sum_j alpha_ij v_j ) [+ x_i W_r +
+///     b_r]
+///
+/// With `masks::full(n)` this is ordinary transformer self-attention, `softmax(Q K^T / sqrt(C)) V`;
+/// with a graph it scores only connected pairs. Like `TransformerConv` it adds no self-loops (use
+/// `masks::from_graph` for them): a node with no in-edges outputs its skip projection only.
+///
+/// Parameters under `name`: `name.query`, `name.key`, `name.value` (`.weight` F x H*C, `.bias`),
+/// `name.skip.weight` F x out and `name.skip.bias` (with `root_weight`).
+/// Threading, determinism and caching as `BasicGatConv`.
+template <typename T>
+class BasicDotAttentionConv {
+ public:
+  /// Per-call state for `backward` and `attention`, and scratch buffers.
+  struct Cache {
+    RowMatrix<T> query, key, value, alpha, heads_out;
+    RowMatrix<T> grad_heads, grad_query, grad_key, grad_value;
+    ops::AttentionDropout dropout;
+  };
+
+  /// Registers and initialises the parameters under `name`.
+  /// @throws InvalidArgument on a non-positive size, a dropout outside [0, 1), or a name in use.
+  BasicDotAttentionConv(ParameterStore<T>& store, std::string_view name,
+                        const DotAttentionConvOptions& options, Rng& rng);
+
+  /// Computes `out` (N x output_features()). Same contract as `BasicGatConv::forward`.
+  void forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng, Cache& cache,
+               RowMatrix<T>& out) const;
+  /// Same contract as `BasicGatConv::backward`.
+  void backward(const Graph& graph, InputRef<T> x, Cache& cache, const RowMatrix<T>& grad_out,
+                RowMatrix<T>* grad_x) const;
+  /// The attention of the last forward run with `cache` on `graph`.
+  [[nodiscard]] AttentionWeights<T> attention(const Graph& graph, const Cache& cache) const;
+
+  [[nodiscard]] const DotAttentionConvOptions& options() const noexcept { return options_; }
+  [[nodiscard]] std::int64_t output_features() const noexcept;
+
+ private:
+  ParameterStore<T>* store_;
+  DotAttentionConvOptions options_;
+  Projection query_;
+  Projection key_;
+  Projection value_;
+  std::optional<Projection> skip_;
+};
+
+using DotAttentionConv = BasicDotAttentionConv<float>;
+
+}  // namespace maskgat::nn

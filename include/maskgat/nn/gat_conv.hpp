@@ -1,0 +1,104 @@
+#pragma once
+/// @file
+/// The graph attention layer of Veličković et al. (2018), as PyG's `GATConv`.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "maskgat/core/random.hpp"
+#include "maskgat/core/schedule.hpp"
+#include "maskgat/core/tensor.hpp"
+#include "maskgat/graph/graph.hpp"
+#include "maskgat/nn/layer.hpp"
+#include "maskgat/nn/parameters.hpp"
+#include "maskgat/ops/spmm.hpp"
+
+namespace maskgat::nn {
+
+/// Options of `GatConv`, with the defaults of PyG's `GATConv`.
+struct GatConvOptions {
+  std::int64_t in_features = 0;   ///< F, the input width (> 0)
+  std::int64_t out_features = 0;  ///< C, channels per head (> 0)
+  std::int64_t heads = 1;         ///< H (> 0)
+  bool concat = true;             ///< concatenate heads (H * C outputs) or average them (C)
+  double negative_slope = 0.2;    ///< LeakyReLU slope of the scores
+  double dropout = 0.0;           ///< attention dropout in training, in [0, 1)
+  bool add_self_loops = true;     ///< every node also attends to itself
+  bool bias = true;               ///< learnable output bias
+  bool residual = false;          ///< add a projection of the input, `x R`, to the output
+  Schedule schedule{};
+};
+
+/// Additive graph attention:
+///
+///     h = x W                                         (N x H*C)
+///     e_ij = LeakyReLU(<a_src, h_j> + <a_dst, h_i>)   per head, for j in N(i) only
+///     alpha_ij = softmax_j(e_ij)                      over the mask row of i
+///     out_i = concat_h or mean_h ( sum_j alpha_ij h_j ) [+ x_i R] [+ b]
+///
+/// N(i) are i's in-neighbours in the graph, plus i itself with `add_self_loops`; every other
+/// pair has attention exactly zero and is never computed. A node with no in-edges outputs only the
+/// residual and bias terms.
+///
+/// Parameters (registered under `name`): `name.weight` F x H*C (note: `x W`, the transpose of
+/// PyTorch's layout), `name.att_src` and `name.att_dst` H x C, `name.bias` 1 x out,
+/// `name.res.weight` F x out; Glorot-uniform weights, zero bias.
+///
+/// `forward` is const and re-entrant: all per-call state lives in the caller's `Cache`.
+/// Work is split over oneTBB (edge-balanced destination ranges, fixed row blocks for products);
+/// outputs and gradients are bitwise the same for any thread count and grain.
+template <typename T>
+class BasicGatConv {
+ public:
+  /// What `forward` keeps for `backward` and `attention`, and the backward's scratch buffers.
+  struct Cache {
+    Graph looped;  ///< the mask with the added self-loops, when they were added
+    RowMatrix<T> h, src, dst, alpha, heads_out;
+    RowMatrix<T> grad_heads, grad_src, grad_dst, grad_h;
+    ops::AttentionDropout dropout;
+  };
+
+  /// Registers and initialises the parameters in `store` under `name`, drawing from `rng`.
+  /// @throws InvalidArgument on a non-positive size, a dropout outside [0, 1), or a name in use.
+  BasicGatConv(ParameterStore<T>& store, std::string_view name, const GatConvOptions& options,
+               Rng& rng);
+
+  /// Computes `out` (resized to N x output_features()).
+  /// @param graph N nodes; its in-edges are the attention mask
+  /// @param x     N x F, dense or sparse
+  /// @param rng   draws the attention-dropout key in training mode
+  /// @throws InvalidArgument when x's shape does not match the graph or `in_features`.
+  /// Graphs that already hold every self-loop are used as they are; otherwise the loops are added
+  /// into `cache` on each call (O(N + E)), so pass `masks::from_graph(graph)` when calling often.
+  void forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng, Cache& cache,
+               RowMatrix<T>& out) const;
+
+  /// Adds the parameter gradients of the loss into the store and, when `grad_x` is not null,
+  /// writes dL/dx into it (N x F; dense `x` only). `graph`, `x` and `cache` must be those of the
+  /// matching forward.
+  /// @throws InvalidArgument when `grad_out` is not N x output_features(), or `grad_x` is asked
+  ///         for a sparse `x`.
+  void backward(const Graph& graph, InputRef<T> x, Cache& cache, const RowMatrix<T>& grad_out,
+                RowMatrix<T>* grad_x) const;
+
+  /// The attention of the last forward run with `cache` on `graph`.
+  [[nodiscard]] AttentionWeights<T> attention(const Graph& graph, const Cache& cache) const;
+
+  [[nodiscard]] const GatConvOptions& options() const noexcept { return options_; }
+  /// H * C with `concat`, else C.
+  [[nodiscard]] std::int64_t output_features() const noexcept;
+
+ private:
+  ParameterStore<T>* store_;
+  GatConvOptions options_;
+  Projection lin_;
+  Parameter att_src_;
+  Parameter att_dst_;
+  std::optional<Parameter> bias_;
+  std::optional<Projection> residual_;
+};
+
+using GatConv = BasicGatConv<float>;
+
+}  // namespace maskgat::nn

@@ -1,0 +1,87 @@
+#pragma once
+/// @file
+/// The dynamic graph attention layer of Brody et al. (2022), as PyG's `GATv2Conv`.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "maskgat/core/random.hpp"
+#include "maskgat/core/schedule.hpp"
+#include "maskgat/core/tensor.hpp"
+#include "maskgat/graph/graph.hpp"
+#include "maskgat/nn/layer.hpp"
+#include "maskgat/nn/parameters.hpp"
+#include "maskgat/ops/spmm.hpp"
+
+namespace maskgat::nn {
+
+/// Options of `GatV2Conv`, with the defaults of PyG's `GATv2Conv`.
+struct GatV2ConvOptions {
+  std::int64_t in_features = 0;   ///< F (> 0)
+  std::int64_t out_features = 0;  ///< C, channels per head (> 0)
+  std::int64_t heads = 1;         ///< H (> 0)
+  bool concat = true;             ///< concatenate heads (H * C outputs) or average them (C)
+  double negative_slope = 0.2;
+  double dropout = 0.0;  ///< attention dropout in training, in [0, 1)
+  bool add_self_loops = true;
+  bool bias = true;            ///< biases of both projections and of the output
+  bool residual = false;       ///< add `x R` to the output
+  bool share_weights = false;  ///< one projection for sources and destinations (W_s = W_d)
+  Schedule schedule{};
+};
+
+/// Dynamic (GATv2) graph attention:
+///
+///     s = x W_s + b_s,  d = x W_d + b_d                                 (N x H*C each)
+///     e_ij = sum_c a_hc LeakyReLU(s_jhc + d_ihc)   per head, for j in N(i) only
+///     alpha_ij = softmax_j(e_ij);  out_i = concat_h or mean_h ( sum_j alpha_ij s_j ) [+ x_i R] [+
+///     b]
+///
+/// The per-edge sum `s_j + d_i` is formed channel by channel inside the kernel (forward and
+/// backward), never stored as an E x H*C tensor.
+///
+/// Parameters under `name`: `name.lin_l.weight`/`.bias` (W_s, b_s), `name.lin_r.weight`/`.bias`
+/// (W_d, b_d; absent with `share_weights`), `name.att` H x C, `name.bias`, `name.res.weight`.
+/// Threading, determinism, caching and self-loop handling as `BasicGatConv`.
+template <typename T>
+class BasicGatV2Conv {
+ public:
+  /// Per-call state for `backward` and `attention`, and scratch buffers.
+  struct Cache {
+    Graph looped;
+    RowMatrix<T> src, dst, alpha, heads_out;
+    RowMatrix<T> grad_heads, grad_src, grad_dst, grad_att, grad_values;
+    ops::AttentionDropout dropout;
+  };
+
+  /// Registers and initialises the parameters under `name`.
+  /// @throws InvalidArgument on a non-positive size, a dropout outside [0, 1), or a name in use.
+  BasicGatV2Conv(ParameterStore<T>& store, std::string_view name, const GatV2ConvOptions& options,
+                 Rng& rng);
+
+  /// Computes `out` (N x output_features()). Same contract as `BasicGatConv::forward`.
+  void forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng, Cache& cache,
+               RowMatrix<T>& out) const;
+  /// Same contract as `BasicGatConv::backward`.
+  void backward(const Graph& graph, InputRef<T> x, Cache& cache, const RowMatrix<T>& grad_out,
+                RowMatrix<T>* grad_x) const;
+  /// The attention of the last forward run with `cache` on `graph`.
+  [[nodiscard]] AttentionWeights<T> attention(const Graph& graph, const Cache& cache) const;
+
+  [[nodiscard]] const GatV2ConvOptions& options() const noexcept { return options_; }
+  [[nodiscard]] std::int64_t output_features() const noexcept;
+
+ private:
+  ParameterStore<T>* store_;
+  GatV2ConvOptions options_;
+  Projection src_;
+  std::optional<Projection> dst_;
+  Parameter att_;
+  std::optional<Parameter> bias_;
+  std::optional<Projection> residual_;
+};
+
+using GatV2Conv = BasicGatV2Conv<float>;
+
+}  // namespace maskgat::nn

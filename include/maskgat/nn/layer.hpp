@@ -1,0 +1,45 @@
+#pragma once
+/// @file
+/// What the attention layers share: the forward mode and exported attention weights.
+
+#include <optional>
+#include <vector>
+
+#include "maskgat/core/tensor.hpp"
+#include "maskgat/core/types.hpp"
+#include "maskgat/graph/graph.hpp"
+#include "maskgat/nn/parameters.hpp"
+
+namespace maskgat::nn {
+
+/// Training applies attention dropout (drawing its key from the caller's `Rng`); evaluation
+/// never does and leaves the `Rng` untouched.
+enum class Mode { kTrain, kEval };
+
+/// The attention coefficients of one forward pass, per edge and head, with the edge list they
+/// refer to.
+///
+/// Edges are in the destination-major order of the mask the layer ran on: grouped by destination,
+/// sources ascending. When the layer added self-loops (`add_self_loops`), the mask is the input
+/// graph plus one loop `i -> i` for every node that had none, each loop placed among node i's
+/// in-edges at the position of source i. Coefficients are the softmax output before attention
+/// dropout, so every destination's column of each head sums to 1.
+template <typename T>
+struct AttentionWeights {
+  std::vector<NodeId> sources;       ///< E source ids (j)
+  std::vector<NodeId> destinations;  ///< E destination ids (i)
+  RowMatrix<T> alpha;                ///< E x H
+};
+
+/// The parameters of a projection `x W + b` inside a layer: W is F_in x F_out (`x W`, the
+/// transpose of PyTorch's `Linear.weight`), the bias 1 x F_out and optional.
+struct Projection {
+  Parameter weight;
+  std::optional<Parameter> bias;
+};
+
+/// Pairs the mask a forward ran on with its alpha (E x H) as `AttentionWeights`.
+template <typename T>
+[[nodiscard]] AttentionWeights<T> attention_weights(const Graph& mask, const RowMatrix<T>& alpha);
+
+}  // namespace maskgat::nn

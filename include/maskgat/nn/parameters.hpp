@@ -1,0 +1,86 @@
+#pragma once
+/// @file
+/// All trainable parameters of a model in one contiguous buffer, with their gradients in another.
+///
+/// Layers register their tensors by name (`conv1.weight`) and keep a `Parameter` handle; values
+/// and gradients are viewed in place through `Eigen::Map`. zero_grad, gradient checks, the
+/// optimizer and checkpoints are then loops over one flat array.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "maskgat/core/random.hpp"
+#include "maskgat/core/tensor.hpp"
+
+namespace maskgat::nn {
+
+/// A handle to one rows x cols tensor of a `ParameterStore`: its place in the flat buffers.
+/// Stays valid while the store grows (it is an offset, not a pointer).
+struct Parameter {
+  std::int64_t offset = 0;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  [[nodiscard]] std::int64_t size() const noexcept { return rows * cols; }
+};
+
+/// Named parameter tensors in one contiguous value buffer and one gradient buffer of the same
+/// layout. Not thread-safe for concurrent `add`; reading values from many threads is fine.
+template <typename T>
+class ParameterStore {
+ public:
+  using Map = Eigen::Map<RowMatrix<T>>;
+  using ConstMap = Eigen::Map<const RowMatrix<T>>;
+
+  /// One registered tensor.
+  struct Entry {
+    std::string name;
+    Parameter parameter;
+  };
+
+  /// Registers a zero-filled rows x cols tensor.
+  /// @throws InvalidArgument if `name` is empty or taken, or a size is negative.
+  Parameter add(std::string_view name, std::int64_t rows, std::int64_t cols);
+
+  /// The values of `parameter`, viewed in place (rows x cols, row-major).
+  [[nodiscard]] Map value(const Parameter& parameter) noexcept;
+  [[nodiscard]] ConstMap value(const Parameter& parameter) const noexcept;
+  /// The gradient of `parameter`, same layout.
+  [[nodiscard]] Map grad(const Parameter& parameter) noexcept;
+  [[nodiscard]] ConstMap grad(const Parameter& parameter) const noexcept;
+
+  /// Every value, in registration order.
+  [[nodiscard]] std::span<T> values() noexcept { return values_; }
+  [[nodiscard]] std::span<const T> values() const noexcept { return values_; }
+  /// Every gradient, in the same order.
+  [[nodiscard]] std::span<T> grads() noexcept { return grads_; }
+  [[nodiscard]] std::span<const T> grads() const noexcept { return grads_; }
+
+  /// Sets every gradient to zero.
+  void zero_grad() noexcept;
+
+  /// The registered tensors in registration order.
+  [[nodiscard]] const std::vector<Entry>& entries() const noexcept { return entries_; }
+  /// The tensor called `name`, if any.
+  [[nodiscard]] std::optional<Parameter> find(std::string_view name) const;
+  /// Total number of scalars.
+  [[nodiscard]] std::int64_t size() const noexcept {
+    return static_cast<std::int64_t>(values_.size());
+  }
+
+ private:
+  std::vector<T> values_;
+  std::vector<T> grads_;
+  std::vector<Entry> entries_;
+};
+
+/// Glorot (Xavier) uniform initialisation: every entry uniform in `[-a, a]` with
+/// `a = sqrt(6 / (fan_in + fan_out))`, drawn row by row from `rng`.
+template <typename T>
+void glorot_uniform(Eigen::Map<RowMatrix<T>> values, std::int64_t fan_in, std::int64_t fan_out,
+                    Rng& rng);
+
+}  // namespace maskgat::nn

@@ -1,0 +1,34 @@
+#pragma once
+/// @file
+/// The projections of attention layers, `x W`, with their gradients, for dense or sparse `x`.
+///
+/// Split over oneTBB in fixed blocks (of output rows, or of rows of `W` for its gradient) whose
+/// size is a constant, so every element is computed by the same serial Eigen product on any
+/// number of threads: results are bitwise reproducible. Sparse `x` is never densified.
+
+#include "maskgat/core/tensor.hpp"
+
+namespace maskgat::ops {
+
+/// `out = x * weight` (`out` resized to N x K).
+/// @param x      N x F, dense or sparse
+/// @param weight F x K
+/// @throws InvalidArgument when `x` has not F columns.
+template <typename T>
+void matmul(InputRef<T> x, const Eigen::Ref<const RowMatrix<T>>& weight, RowMatrix<T>& out);
+
+/// `grad_weight += x^T * grad_out`; for sparse `x` through its transpose, built once per call.
+/// @param grad_out    N x K
+/// @param grad_weight F x K, accumulated into
+/// @throws InvalidArgument on mismatched shapes.
+template <typename T>
+void matmul_backward_weight(InputRef<T> x, const RowMatrix<T>& grad_out,
+                            Eigen::Ref<RowMatrix<T>> grad_weight);
+
+/// `grad_x += grad_out * weight^T` (`grad_x` must already be N x F).
+/// @throws InvalidArgument on mismatched shapes.
+template <typename T>
+void matmul_backward_input(const RowMatrix<T>& grad_out,
+                           const Eigen::Ref<const RowMatrix<T>>& weight, RowMatrix<T>& grad_x);
+
+}  // namespace maskgat::ops

@@ -1,0 +1,96 @@
+#pragma once
+/// @file
+/// Attention scores under a mask (the SDDMM shape: a dense product sampled at the mask's
+/// entries), forward and backward, for the three score functions.
+///
+/// For every mask entry e = (j -> i) and head h, `scores(e, h) = score(i, j, h)`; pairs outside the
+/// mask are never computed. `scores` is E x H in the mask's destination-major edge order.
+///
+/// Parallelism: forward and the destination-side gradients run over destination rows, the
+/// source-side gradients over the mask's transpose (source rows, reading per-edge values through
+/// `Graph::out_edge_ids`); each output row is written by one task in a fixed order, so results are
+/// bitwise the same for every thread count and grain.
+
+#include <cstdint>
+
+#include "maskgat/core/schedule.hpp"
+#include "maskgat/core/tensor.hpp"
+#include "maskgat/graph/graph.hpp"
+
+namespace maskgat::ops {
+
+/// Additive attention (GAT, Veličković et al. 2018):
+/// `score(i, j, h) = LeakyReLU(src(j, h) + dst(i, h))`, where `src = <h_j, a_src>` and
+/// `dst = <h_i, a_dst>` per head are computed by the layer: two numbers per node and head, so no
+/// per-edge feature vector is ever formed.
+template <typename T>
+struct AdditiveScore {
+  using Scalar = T;
+  const RowMatrix<T>& src;  ///< N x H, the source term of every node and head
+  const RowMatrix<T>& dst;  ///< N x H, the destination term
+  T negative_slope = T(0.2);
+};
+
+/// Gradients of an `AdditiveScore`'s inputs; each matrix is resized to N x H and overwritten.
+template <typename T>
+struct AdditiveScoreGrad {
+  RowMatrix<T>& src;
+  RowMatrix<T>& dst;
+};
+
+/// Scaled dot-product attention (Vaswani et al. 2017; PyG's TransformerConv):
+/// `score(i, j, h) = scale * <query(i, h), key(j, h)>`, usually `scale = 1 / sqrt(C)`.
+template <typename T>
+struct DotScore {
+  using Scalar = T;
+  const RowMatrix<T>& query;  ///< N x (H * C)
+  const RowMatrix<T>& key;    ///< N x (H * C)
+  std::int64_t heads = 1;     ///< H, dividing the column count
+  T scale = T(1);
+};
+
+/// Gradients of a `DotScore`'s inputs; each matrix is resized to N x (H * C) and overwritten.
+template <typename T>
+struct DotScoreGrad {
+  RowMatrix<T>& query;
+  RowMatrix<T>& key;
+};
+
+/// GATv2 attention (Brody et al. 2022):
+/// `score(i, j, h) = sum_c att(h, c) * LeakyReLU(src(j, h, c) + dst(i, h, c))` with
+/// `src = x W_s`, `dst = x W_d`. The sum `src_j + dst_i` is formed channel by channel inside the
+/// kernel, never stored per edge.
+template <typename T>
+struct Gatv2Score {
+  using Scalar = T;
+  const RowMatrix<T>& src;  ///< N x (H * C)
+  const RowMatrix<T>& dst;  ///< N x (H * C)
+  const RowMatrix<T>& att;  ///< H x C
+  T negative_slope = T(0.2);
+};
+
+/// Gradients of a `Gatv2Score`'s inputs; resized (N x (H * C), N x (H * C), H x C) and
+/// overwritten. `att`'s gradient sums per-node partials over fixed node blocks.
+template <typename T>
+struct Gatv2ScoreGrad {
+  RowMatrix<T>& src;
+  RowMatrix<T>& dst;
+  RowMatrix<T>& att;
+};
+
+/// Computes `scores` (resized to E x H) for every entry of `mask`.
+/// @throws InvalidArgument when the score's matrices do not have `mask.num_nodes()` rows, their
+///         widths disagree, or the head count does not divide them.
+template <typename Score>
+void sddmm(const Graph& mask, const Score& score, RowMatrix<typename Score::Scalar>& scores,
+           const Schedule& schedule = {});
+
+/// Backward of `sddmm`: from `grad_scores` (E x H) writes the gradients of the score's inputs.
+/// `Grad` is the score's gradient type (`AdditiveScoreGrad` for `AdditiveScore`, ...).
+/// @throws InvalidArgument on the shape errors of `sddmm` or when `grad_scores` is not E x H.
+template <typename Score, typename Grad>
+void sddmm_backward(const Graph& mask, const Score& score,
+                    const RowMatrix<typename Score::Scalar>& grad_scores, Grad& grad,
+                    const Schedule& schedule = {});
+
+}  // namespace maskgat::ops

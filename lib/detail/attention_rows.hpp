@@ -1,0 +1,488 @@
+#pragma once
+// Serial row kernels of masked attention, shared by the unfused ops (sddmm, edge_softmax, spmm)
+// and the fused attention, so both compute every value with the same code in the same order.
+//
+// Per-edge arrays are E x H in destination-major order; a "row" pointer points at the first edge
+// of a destination row, so `row[k * H + h]` is head h of the row's k-th in-edge.
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+
+#include "detail/parallel.hpp"
+#include "maskgat/core/error.hpp"
+#include "maskgat/core/random.hpp"
+#include "maskgat/core/schedule.hpp"
+#include "maskgat/core/tensor.hpp"
+#include "maskgat/graph/graph.hpp"
+#include "maskgat/ops/sddmm.hpp"
+#include "maskgat/ops/spmm.hpp"
+
+namespace maskgat::detail {
+
+inline std::size_t to_index(std::int64_t value) { return static_cast<std::size_t>(value); }
+
+template <typename T>
+T leaky_relu(T z, T slope) {
+  return z > T(0) ? z : slope * z;
+}
+
+template <typename T>
+T leaky_relu_slope(T z, T slope) {
+  return z > T(0) ? T(1) : slope;
+}
+
+template <typename T>
+T dot(const T* a, const T* b, std::int64_t count) {
+  T sum = T(0);
+  for (std::int64_t c = 0; c < count; ++c) sum += a[c] * b[c];
+  return sum;
+}
+
+// Throws `where: name has R x C, expected ...` unless `matrix` is rows x cols (-1 = any).
+template <typename Matrix>
+void check_shape(const char* where, const char* name, const Matrix& matrix, std::int64_t rows,
+                 std::int64_t cols, const char* rows_meaning) {
+  const bool rows_ok = rows < 0 || matrix.rows() == rows;
+  const bool cols_ok = cols < 0 || matrix.cols() == cols;
+  if (rows_ok && cols_ok) return;
+  std::string message = std::string(where) + ": " + name + " is " + std::to_string(matrix.rows()) +
+                        " x " + std::to_string(matrix.cols()) + ", expected ";
+  message += rows < 0 ? "any" : std::to_string(rows);
+  message += " x ";
+  message += cols < 0 ? "any" : std::to_string(cols);
+  if (!rows_ok) message += std::string(" (") + rows_meaning + ")";
+  throw InvalidArgument(message);
+}
+
+// Checks that `columns` splits into `heads` equal blocks and returns the block width.
+inline std::int64_t channels_per_head(const char* where, const char* name, std::int64_t columns,
+                                      std::int64_t heads) {
+  if (heads <= 0) {
+    throw InvalidArgument(std::string(where) + ": heads is " + std::to_string(heads) +
+                          ", expected a positive count");
+  }
+  if (columns % heads != 0) {
+    throw InvalidArgument(std::string(where) + ": " + name + " has " + std::to_string(columns) +
+                          " columns, not a multiple of the " + std::to_string(heads) + " heads");
+  }
+  return columns / heads;
+}
+
+inline void check_schedule(const char* where, const Schedule& schedule) {
+  if (schedule.grain <= 0) {
+    throw InvalidArgument(std::string(where) + ": schedule grain is " +
+                          std::to_string(schedule.grain) + ", expected a positive count");
+  }
+}
+
+// The dropout factor of coefficient (e, h): 0 or 1 / (1 - p), from a counter-based hash.
+template <typename T>
+class DropoutFactor {
+ public:
+  DropoutFactor(const char* where, const ops::AttentionDropout& dropout, std::int64_t heads)
+      : dropout_(dropout), heads_(heads) {
+    if (!(dropout.probability >= 0.0 && dropout.probability < 1.0)) {
+      throw InvalidArgument(std::string(where) + ": dropout probability " +
+                            std::to_string(dropout.probability) + " is outside [0, 1)");
+    }
+    active_ = dropout.probability > 0.0;
+    const double threshold = std::ldexp(dropout.probability, 64);
+    threshold_ = threshold >= std::ldexp(1.0, 64) ? std::numeric_limits<std::uint64_t>::max()
+                                                  : static_cast<std::uint64_t>(threshold);
+    scale_ = static_cast<T>(1.0 / (1.0 - dropout.probability));
+  }
+
+  T operator()(EdgeId edge, std::int64_t head) const noexcept {
+    if (!active_) return T(1);
+    const auto counter = static_cast<std::uint64_t>(edge * heads_ + head);
+    return counter_hash(dropout_.seed, dropout_.stream, counter) >= threshold_ ? scale_ : T(0);
+  }
+
+ private:
+  ops::AttentionDropout dropout_;
+  std::int64_t heads_;
+  bool active_ = false;
+  std::uint64_t threshold_ = 0;
+  T scale_ = T(1);
+};
+
+// Softmax over a row's edges, per head, in place.
+template <typename T>
+void softmax_row(T* row, std::int64_t degree, std::int64_t heads) {
+  for (std::int64_t h = 0; h < heads; ++h) {
+    T max = -std::numeric_limits<T>::infinity();
+    for (std::int64_t k = 0; k < degree; ++k) max = std::max(max, row[k * heads + h]);
+    T sum = T(0);
+    for (std::int64_t k = 0; k < degree; ++k) {
+      T& value = row[k * heads + h];
+      value = std::exp(value - max);
+      sum += value;
+    }
+    const T inverse = T(1) / sum;
+    for (std::int64_t k = 0; k < degree; ++k) row[k * heads + h] *= inverse;
+  }
+}
+
+// grad <- alpha * (grad - sum_k alpha_k grad_k), per head, in place.
+template <typename T>
+void softmax_backward_row(const T* alpha, T* grad, std::int64_t degree, std::int64_t heads) {
+  for (std::int64_t h = 0; h < heads; ++h) {
+    T weighted = T(0);
+    for (std::int64_t k = 0; k < degree; ++k)
+      weighted += alpha[k * heads + h] * grad[k * heads + h];
+    for (std::int64_t k = 0; k < degree; ++k) {
+      T& g = grad[k * heads + h];
+      g = alpha[k * heads + h] * (g - weighted);
+    }
+  }
+}
+
+// The values and their head layout, for aggregation.
+template <typename T>
+struct ValueRows {
+  const T* data;
+  std::int64_t heads;
+  std::int64_t channels;
+  const T* row(NodeId node) const {
+    return data + static_cast<std::int64_t>(node) * heads * channels;
+  }
+};
+
+// out_i = sum_k d * alpha_k * v_{j_k}, per head.
+template <typename T>
+void aggregate_row(std::span<const NodeId> sources, EdgeId first_edge, const T* alpha,
+                   const ValueRows<T>& values, const DropoutFactor<T>& dropout, T* out) {
+  const std::int64_t width = values.heads * values.channels;
+  for (std::int64_t c = 0; c < width; ++c) out[c] = T(0);
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    const T* value = values.row(sources[k]);
+    const auto edge = first_edge + static_cast<EdgeId>(k);
+    for (std::int64_t h = 0; h < values.heads; ++h) {
+      const T factor = dropout(edge, h);
+      if (factor == T(0)) continue;
+      const T weight = alpha[static_cast<std::int64_t>(k) * values.heads + h] * factor;
+      const std::int64_t base = h * values.channels;
+      for (std::int64_t c = 0; c < values.channels; ++c) out[base + c] += weight * value[base + c];
+    }
+  }
+}
+
+// grad_alpha_k = d * <grad_out_i, v_{j_k}>, per head.
+template <typename T>
+void grad_alpha_row(std::span<const NodeId> sources, EdgeId first_edge, const T* grad_out,
+                    const ValueRows<T>& values, const DropoutFactor<T>& dropout, T* grad_alpha) {
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    const T* value = values.row(sources[k]);
+    const auto edge = first_edge + static_cast<EdgeId>(k);
+    for (std::int64_t h = 0; h < values.heads; ++h) {
+      const T factor = dropout(edge, h);
+      const std::int64_t base = h * values.channels;
+      grad_alpha[static_cast<std::int64_t>(k) * values.heads + h] =
+          factor == T(0) ? T(0) : factor * dot(grad_out + base, value + base, values.channels);
+    }
+  }
+}
+
+// grad_v_j = sum over out-edges e = (j -> i) of d * alpha_e * grad_out_i, per head.
+template <typename T>
+void grad_values_row(std::span<const NodeId> targets, std::span<const EdgeId> edges, const T* alpha,
+                     const ValueRows<T>& grad_out, const DropoutFactor<T>& dropout, T* grad_value) {
+  const std::int64_t width = grad_out.heads * grad_out.channels;
+  for (std::int64_t c = 0; c < width; ++c) grad_value[c] = T(0);
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    const T* g = grad_out.row(targets[k]);
+    const EdgeId edge = edges[k];
+    for (std::int64_t h = 0; h < grad_out.heads; ++h) {
+      const T factor = dropout(edge, h);
+      if (factor == T(0)) continue;
+      const T weight = alpha[edge * grad_out.heads + h] * factor;
+      const std::int64_t base = h * grad_out.channels;
+      for (std::int64_t c = 0; c < grad_out.channels; ++c)
+        grad_value[base + c] += weight * g[base + c];
+    }
+  }
+}
+
+// The out-edge ids of `node` in destination-major numbering.
+inline std::span<const EdgeId> out_edge_ids_of(const Graph& mask, NodeId node) {
+  const auto offsets = mask.out_offsets();
+  return mask.out_edge_ids().subspan(to_index(offsets[to_index(node)]),
+                                     to_index(mask.out_degree(node)));
+}
+
+// Score kernels. Each provides:
+//   heads()                               H
+//   score_row(i, sources, row)            row[k * H + h] = score(i, j_k, h)
+//   prepare(grad, N)                      sizes the gradients
+//   dst_row(i, sources, first_edge, row)  from grad_scores in `row` (transformed in place into what
+//                                         src_row needs), writes the destination-side gradients
+//   src_row(j, targets, edges, buffer)    from the transformed E x H buffer, writes the source-side
+//                                         gradients of node j
+//   finish(grad)                          reduces per-node partials
+
+template <typename T>
+class AdditiveRows {
+ public:
+  using Grad = ops::AdditiveScoreGrad<T>;
+
+  AdditiveRows(const char* where, const Graph& mask, const ops::AdditiveScore<T>& score)
+      : score_(score), heads_(score.src.cols()) {
+    check_shape(where, "score.src", score.src, mask.num_nodes(), -1, "the mask's node count");
+    check_shape(where, "score.dst", score.dst, mask.num_nodes(), heads_, "the mask's node count");
+    channels_per_head(where, "score.src", heads_, heads_);
+  }
+
+  [[nodiscard]] std::int64_t heads() const { return heads_; }
+
+  void score_row(NodeId i, std::span<const NodeId> sources, T* row) const {
+    const T* dst = score_.dst.data() + i * heads_;
+    for (std::size_t k = 0; k < sources.size(); ++k) {
+      const T* src = score_.src.data() + sources[k] * heads_;
+      for (std::int64_t h = 0; h < heads_; ++h) {
+        row[static_cast<std::int64_t>(k) * heads_ + h] =
+            leaky_relu(src[h] + dst[h], score_.negative_slope);
+      }
+    }
+  }
+
+  void prepare(Grad& grad, NodeId num_nodes) const {
+    grad.src.resize(num_nodes, heads_);
+    grad.dst.resize(num_nodes, heads_);
+  }
+
+  void dst_row(Grad& grad, NodeId i, std::span<const NodeId> sources, EdgeId /*first_edge*/,
+               T* row) const {
+    const T* dst = score_.dst.data() + i * heads_;
+    T* grad_dst = grad.dst.data() + i * heads_;
+    for (std::int64_t h = 0; h < heads_; ++h) grad_dst[h] = T(0);
+    for (std::size_t k = 0; k < sources.size(); ++k) {
+      const T* src = score_.src.data() + sources[k] * heads_;
+      for (std::int64_t h = 0; h < heads_; ++h) {
+        T& g = row[static_cast<std::int64_t>(k) * heads_ + h];
+        g *= leaky_relu_slope(src[h] + dst[h], score_.negative_slope);
+        grad_dst[h] += g;
+      }
+    }
+  }
+
+  void src_row(Grad& grad, NodeId j, std::span<const NodeId> /*targets*/,
+               std::span<const EdgeId> edges, const T* buffer) const {
+    T* grad_src = grad.src.data() + j * heads_;
+    for (std::int64_t h = 0; h < heads_; ++h) grad_src[h] = T(0);
+    for (const EdgeId edge : edges) {
+      for (std::int64_t h = 0; h < heads_; ++h) grad_src[h] += buffer[edge * heads_ + h];
+    }
+  }
+
+  void finish(Grad& /*grad*/) const {}
+
+ private:
+  const ops::AdditiveScore<T>& score_;
+  std::int64_t heads_;
+};
+
+template <typename T>
+class DotRows {
+ public:
+  using Grad = ops::DotScoreGrad<T>;
+
+  DotRows(const char* where, const Graph& mask, const ops::DotScore<T>& score)
+      : score_(score),
+        heads_(score.heads),
+        channels_(channels_per_head(where, "score.query", score.query.cols(), score.heads)) {
+    check_shape(where, "score.query", score.query, mask.num_nodes(), -1, "the mask's node count");
+    check_shape(where, "score.key", score.key, mask.num_nodes(), score.query.cols(),
+                "the mask's node count");
+  }
+
+  [[nodiscard]] std::int64_t heads() const { return heads_; }
+
+  void score_row(NodeId i, std::span<const NodeId> sources, T* row) const {
+    const T* query = score_.query.data() + i * width();
+    for (std::size_t k = 0; k < sources.size(); ++k) {
+      const T* key = score_.key.data() + sources[k] * width();
+      for (std::int64_t h = 0; h < heads_; ++h) {
+        row[static_cast<std::int64_t>(k) * heads_ + h] =
+            score_.scale * dot(query + h * channels_, key + h * channels_, channels_);
+      }
+    }
+  }
+
+  void prepare(Grad& grad, NodeId num_nodes) const {
+    grad.query.resize(num_nodes, width());
+    grad.key.resize(num_nodes, width());
+  }
+
+  void dst_row(Grad& grad, NodeId i, std::span<const NodeId> sources, EdgeId /*first_edge*/,
+               T* row) const {
+    T* grad_query = grad.query.data() + i * width();
+    for (std::int64_t c = 0; c < width(); ++c) grad_query[c] = T(0);
+    for (std::size_t k = 0; k < sources.size(); ++k) {
+      const T* key = score_.key.data() + sources[k] * width();
+      for (std::int64_t h = 0; h < heads_; ++h) {
+        const T weight = score_.scale * row[static_cast<std::int64_t>(k) * heads_ + h];
+        for (std::int64_t c = h * channels_; c < (h + 1) * channels_; ++c) {
+          grad_query[c] += weight * key[c];
+        }
+      }
+    }
+  }
+
+  void src_row(Grad& grad, NodeId j, std::span<const NodeId> targets, std::span<const EdgeId> edges,
+               const T* buffer) const {
+    T* grad_key = grad.key.data() + j * width();
+    for (std::int64_t c = 0; c < width(); ++c) grad_key[c] = T(0);
+    for (std::size_t k = 0; k < targets.size(); ++k) {
+      const T* query = score_.query.data() + targets[k] * width();
+      for (std::int64_t h = 0; h < heads_; ++h) {
+        const T weight = score_.scale * buffer[edges[k] * heads_ + h];
+        for (std::int64_t c = h * channels_; c < (h + 1) * channels_; ++c) {
+          grad_key[c] += weight * query[c];
+        }
+      }
+    }
+  }
+
+  void finish(Grad& /*grad*/) const {}
+
+ private:
+  [[nodiscard]] std::int64_t width() const { return heads_ * channels_; }
+
+  const ops::DotScore<T>& score_;
+  std::int64_t heads_;
+  std::int64_t channels_;
+};
+
+template <typename T>
+class Gatv2Rows {
+ public:
+  using Grad = ops::Gatv2ScoreGrad<T>;
+
+  Gatv2Rows(const char* where, const Graph& mask, const ops::Gatv2Score<T>& score)
+      : score_(score), heads_(score.att.rows()), channels_(score.att.cols()) {
+    if (heads_ <= 0) channels_per_head(where, "score.att", 0, heads_);
+    check_shape(where, "score.src", score.src, mask.num_nodes(), width(), "the mask's node count");
+    check_shape(where, "score.dst", score.dst, mask.num_nodes(), width(), "the mask's node count");
+  }
+
+  [[nodiscard]] std::int64_t heads() const { return heads_; }
+
+  void score_row(NodeId i, std::span<const NodeId> sources, T* row) const {
+    const T* dst = score_.dst.data() + i * width();
+    const T* att = score_.att.data();
+    for (std::size_t k = 0; k < sources.size(); ++k) {
+      const T* src = score_.src.data() + sources[k] * width();
+      for (std::int64_t h = 0; h < heads_; ++h) {
+        T sum = T(0);
+        for (std::int64_t c = h * channels_; c < (h + 1) * channels_; ++c) {
+          sum += att[c] * leaky_relu(src[c] + dst[c], score_.negative_slope);
+        }
+        row[static_cast<std::int64_t>(k) * heads_ + h] = sum;
+      }
+    }
+  }
+
+  void prepare(Grad& grad, NodeId num_nodes) const {
+    grad.src.resize(num_nodes, width());
+    grad.dst.resize(num_nodes, width());
+    // Per-destination partials of att's gradient, summed over nodes in `finish` in a fixed order.
+    att_partials_.resize(num_nodes, width());
+  }
+
+  void dst_row(Grad& grad, NodeId i, std::span<const NodeId> sources, EdgeId /*first_edge*/,
+               T* row) const {
+    const T* dst = score_.dst.data() + i * width();
+    const T* att = score_.att.data();
+    T* grad_dst = grad.dst.data() + i * width();
+    T* partial = att_partials_.data() + i * width();
+    for (std::int64_t c = 0; c < width(); ++c) {
+      grad_dst[c] = T(0);
+      partial[c] = T(0);
+    }
+    for (std::size_t k = 0; k < sources.size(); ++k) {
+      const T* src = score_.src.data() + sources[k] * width();
+      for (std::int64_t h = 0; h < heads_; ++h) {
+        const T g = row[static_cast<std::int64_t>(k) * heads_ + h];
+        for (std::int64_t c = h * channels_; c < (h + 1) * channels_; ++c) {
+          const T z = src[c] + dst[c];
+          grad_dst[c] += g * att[c] * leaky_relu_slope(z, score_.negative_slope);
+          partial[c] += g * leaky_relu(z, score_.negative_slope);
+        }
+      }
+    }
+  }
+
+  void src_row(Grad& grad, NodeId j, std::span<const NodeId> targets, std::span<const EdgeId> edges,
+               const T* buffer) const {
+    const T* src = score_.src.data() + j * width();
+    const T* att = score_.att.data();
+    T* grad_src = grad.src.data() + j * width();
+    for (std::int64_t c = 0; c < width(); ++c) grad_src[c] = T(0);
+    for (std::size_t k = 0; k < targets.size(); ++k) {
+      const T* dst = score_.dst.data() + targets[k] * width();
+      for (std::int64_t h = 0; h < heads_; ++h) {
+        const T g = buffer[edges[k] * heads_ + h];
+        for (std::int64_t c = h * channels_; c < (h + 1) * channels_; ++c) {
+          grad_src[c] += g * att[c] * leaky_relu_slope(src[c] + dst[c], score_.negative_slope);
+        }
+      }
+    }
+  }
+
+  void finish(Grad& grad) const {
+    grad.att.resize(heads_, channels_);
+    Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>(grad.att.data(), width()) =
+        att_partials_.colwise().sum();
+  }
+
+ private:
+  [[nodiscard]] std::int64_t width() const { return heads_ * channels_; }
+
+  const ops::Gatv2Score<T>& score_;
+  std::int64_t heads_;
+  std::int64_t channels_;
+  mutable RowMatrix<T> att_partials_;
+};
+
+template <typename T>
+AdditiveRows<T> score_rows(const char* where, const Graph& mask,
+                           const ops::AdditiveScore<T>& score) {
+  return AdditiveRows<T>(where, mask, score);
+}
+template <typename T>
+DotRows<T> score_rows(const char* where, const Graph& mask, const ops::DotScore<T>& score) {
+  return DotRows<T>(where, mask, score);
+}
+template <typename T>
+Gatv2Rows<T> score_rows(const char* where, const Graph& mask, const ops::Gatv2Score<T>& score) {
+  return Gatv2Rows<T>(where, mask, score);
+}
+
+// Runs `fn(i, sources, first_edge)` for every destination row, in parallel.
+template <typename Fn>
+void for_each_destination(const Graph& mask, const Schedule& schedule, Fn&& fn) {
+  const auto offsets = mask.in_offsets();
+  for_each_row_range(offsets, schedule.grain, [&](NodeId begin, NodeId end) {
+    for (NodeId i = begin; i < end; ++i) fn(i, mask.in_neighbors(i), offsets[to_index(i)]);
+  });
+}
+
+// Runs `fn(j, targets, edges)` for every source row of the transpose, in parallel.
+template <typename Fn>
+void for_each_source(const Graph& mask, const Schedule& schedule, Fn&& fn) {
+  for_each_row_range(mask.out_offsets(), schedule.grain, [&](NodeId begin, NodeId end) {
+    for (NodeId j = begin; j < end; ++j) fn(j, mask.out_neighbors(j), out_edge_ids_of(mask, j));
+  });
+}
+
+// Checks an attention-shaped (E x H) matrix.
+template <typename T>
+void check_edge_matrix(const char* where, const char* name, const Graph& mask,
+                       const RowMatrix<T>& matrix, std::int64_t heads) {
+  check_shape(where, name, matrix, mask.num_edges(), heads, "the mask's edge count");
+}
+
+}  // namespace maskgat::detail

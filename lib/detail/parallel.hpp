@@ -1,0 +1,80 @@
+#pragma once
+// Parallel shells over serial kernels. Every shell hands each task a fixed, contiguous range that
+// depends only on the input and the grain, never on the number of threads, and every task owns
+// its outputs: no atomics, no locks, bitwise-reproducible results.
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+
+#include "maskgat/core/types.hpp"
+
+namespace maskgat::detail {
+
+// Calls `fn(begin, end)` on consecutive node ranges covering [0, offsets.size() - 1), each holding
+// about `grain` units of work, where a node weighs 1 plus its row length in `offsets` (a CSR
+// indptr). Ranges are found by binary search on the prefix `offsets[i] + i`, so a task costs no
+// allocation.
+template <typename Fn>
+void for_each_row_range(std::span<const EdgeId> offsets, std::int64_t grain, Fn&& fn) {
+  const auto num_rows = static_cast<std::int64_t>(offsets.size()) - 1;
+  const std::int64_t total = offsets.back() + num_rows;
+  if (total == 0) return;
+  grain = std::max<std::int64_t>(grain, 1);
+  const std::int64_t num_tasks = (total + grain - 1) / grain;
+  if (num_tasks == 1) {
+    fn(NodeId{0}, static_cast<NodeId>(num_rows));
+    return;
+  }
+  // The first row whose prefix work reaches `target`.
+  const auto boundary = [&](std::int64_t task) -> NodeId {
+    if (task >= num_tasks) return static_cast<NodeId>(num_rows);
+    const std::int64_t target = task * grain;
+    std::int64_t lo = 0;
+    std::int64_t hi = num_rows;
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (offsets[static_cast<std::size_t>(mid)] + mid < target) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return static_cast<NodeId>(lo);
+  };
+  tbb::parallel_for(
+      tbb::blocked_range<std::int64_t>(0, num_tasks, 1),
+      [&](const tbb::blocked_range<std::int64_t>& tasks) {
+        for (std::int64_t task = tasks.begin(); task != tasks.end(); ++task) {
+          const NodeId begin = boundary(task);
+          const NodeId end = boundary(task + 1);
+          if (begin < end) fn(begin, end);
+        }
+      },
+      tbb::simple_partitioner());
+}
+
+// Calls `fn(begin, end)` on the blocks [k * block, min((k + 1) * block, count)).
+template <typename Fn>
+void for_each_block(std::int64_t count, std::int64_t block, Fn&& fn) {
+  if (count <= 0) return;
+  const std::int64_t num_blocks = (count + block - 1) / block;
+  if (num_blocks == 1) {
+    fn(std::int64_t{0}, count);
+    return;
+  }
+  tbb::parallel_for(
+      tbb::blocked_range<std::int64_t>(0, num_blocks, 1),
+      [&](const tbb::blocked_range<std::int64_t>& blocks) {
+        for (std::int64_t k = blocks.begin(); k != blocks.end(); ++k) {
+          fn(k * block, std::min(count, (k + 1) * block));
+        }
+      },
+      tbb::simple_partitioner());
+}
+
+}  // namespace maskgat::detail

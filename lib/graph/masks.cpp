@@ -1,0 +1,118 @@
+#include "maskgat/graph/masks.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "maskgat/core/error.hpp"
+
+namespace maskgat::masks {
+namespace {
+
+constexpr std::int64_t kMaxMaskEntries = std::int64_t{1} << 62;
+
+void check_node_count(const char* where, std::int64_t count) {
+  if (count < 0 || count > kMaxNodeCount) {
+    throw InvalidArgument(std::string(where) + ": " + std::to_string(count) +
+                          " positions, expected a count in [0, " + std::to_string(kMaxNodeCount) +
+                          "]");
+  }
+}
+
+void check_entries(const char* where, std::int64_t rows, std::int64_t per_row) {
+  if (per_row > 0 && rows > kMaxMaskEntries / per_row) {
+    throw InvalidArgument(std::string(where) + ": " + std::to_string(rows) + " rows of up to " +
+                          std::to_string(per_row) + " entries exceed 2^62 entries");
+  }
+}
+
+// Builds a mask whose row i holds the sorted ids `sources(i, push)` pushes.
+template <typename RowFn>
+Graph build_rows(std::int64_t num_nodes, std::int64_t reserve, RowFn&& row) {
+  std::vector<EdgeId> offsets(static_cast<std::size_t>(num_nodes) + 1, 0);
+  std::vector<NodeId> sources;
+  sources.reserve(static_cast<std::size_t>(reserve));
+  for (std::int64_t i = 0; i < num_nodes; ++i) {
+    row(i, sources);
+    offsets[static_cast<std::size_t>(i) + 1] = static_cast<EdgeId>(sources.size());
+  }
+  return Graph(num_nodes, std::move(offsets), std::move(sources));
+}
+
+}  // namespace
+
+Graph from_graph(const Graph& graph, bool self_loops) {
+  const auto in_offsets = graph.in_offsets();
+  const auto in_sources = graph.in_sources();
+  return build_rows(graph.num_nodes(), graph.num_edges() + (self_loops ? graph.num_nodes() : 0),
+                    [&](std::int64_t i, std::vector<NodeId>& out) {
+                      const auto node = static_cast<NodeId>(i);
+                      bool placed = !self_loops;
+                      for (EdgeId e = in_offsets[static_cast<std::size_t>(i)];
+                           e < in_offsets[static_cast<std::size_t>(i) + 1]; ++e) {
+                        const NodeId src = in_sources[static_cast<std::size_t>(e)];
+                        if (!placed && src >= node) {
+                          if (src > node) out.push_back(node);
+                          placed = true;
+                        }
+                        out.push_back(src);
+                      }
+                      if (!placed) out.push_back(node);
+                    });
+}
+
+Graph window(std::int64_t length, std::int64_t half_width) {
+  check_node_count("masks::window", length);
+  if (half_width < 0) {
+    throw InvalidArgument("masks::window: half_width " + std::to_string(half_width) +
+                          " is negative");
+  }
+  const std::int64_t reach = std::min(half_width, std::max<std::int64_t>(length - 1, 0));
+  check_entries("masks::window", length, 2 * reach + 1);
+  return build_rows(length, length * (2 * reach + 1),
+                    [&](std::int64_t i, std::vector<NodeId>& out) {
+                      const std::int64_t last = std::min(length - 1, i + reach);
+                      for (std::int64_t j = std::max<std::int64_t>(0, i - reach); j <= last; ++j) {
+                        out.push_back(static_cast<NodeId>(j));
+                      }
+                    });
+}
+
+Graph grid(std::int64_t height, std::int64_t width, std::int64_t radius) {
+  if (height < 0 || width < 0 || radius < 0) {
+    throw InvalidArgument("masks::grid: height " + std::to_string(height) + ", width " +
+                          std::to_string(width) + " and radius " + std::to_string(radius) +
+                          " must not be negative");
+  }
+  if (width > 0 && height > kMaxNodeCount / width) {
+    throw InvalidArgument("masks::grid: " + std::to_string(height) + " x " + std::to_string(width) +
+                          " pixels exceed " + std::to_string(kMaxNodeCount) + " nodes");
+  }
+  const std::int64_t reach_rows = std::min(radius, std::max<std::int64_t>(height - 1, 0));
+  const std::int64_t reach_cols = std::min(radius, std::max<std::int64_t>(width - 1, 0));
+  const std::int64_t per_row = (2 * reach_rows + 1) * (2 * reach_cols + 1);
+  check_entries("masks::grid", height * width, per_row);
+  return build_rows(
+      height * width, height * width * per_row, [&](std::int64_t pixel, std::vector<NodeId>& out) {
+        const std::int64_t r = pixel / width;
+        const std::int64_t c = pixel % width;
+        const std::int64_t last_row = std::min(height - 1, r + reach_rows);
+        const std::int64_t last_col = std::min(width - 1, c + reach_cols);
+        for (std::int64_t rr = std::max<std::int64_t>(0, r - reach_rows); rr <= last_row; ++rr) {
+          for (std::int64_t cc = std::max<std::int64_t>(0, c - reach_cols); cc <= last_col; ++cc) {
+            out.push_back(static_cast<NodeId>(rr * width + cc));
+          }
+        }
+      });
+}
+
+Graph full(std::int64_t length) {
+  if (length < 0) {
+    throw InvalidArgument("masks::full: length " + std::to_string(length) + " is negative");
+  }
+  check_entries("masks::full", length, length);
+  check_node_count("masks::full", length);
+  return window(length, length);
+}
+
+}  // namespace maskgat::masks

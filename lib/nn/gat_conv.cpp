@@ -1,0 +1,126 @@
+#include "maskgat/nn/gat_conv.hpp"
+
+#include "detail/parallel.hpp"
+#include "maskgat/ops/attention.hpp"
+#include "nn/layer_common.hpp"
+
+namespace maskgat::nn {
+namespace {
+
+constexpr std::int64_t kNodeBlock = 1024;
+
+// out(n, k) = <head k of h_n, att_k>: the per-node score terms of additive attention.
+template <typename T>
+void head_scores(const RowMatrix<T>& h, const Eigen::Ref<const RowMatrix<T>>& att,
+                 RowMatrix<T>& out) {
+  const std::int64_t heads = att.rows();
+  const std::int64_t channels = att.cols();
+  out.resize(h.rows(), heads);
+  maskgat::detail::for_each_block(h.rows(), kNodeBlock, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t n = begin; n < end; ++n) {
+      for (std::int64_t k = 0; k < heads; ++k) {
+        out(n, k) = maskgat::detail::dot(h.data() + n * heads * channels + k * channels,
+                                         att.data() + k * channels, channels);
+      }
+    }
+  });
+}
+
+// Backward of `head_scores`: grad_h += grad (x) att per head, grad_att += grad^T h per head.
+template <typename T>
+void head_scores_backward(const RowMatrix<T>& h, const Eigen::Ref<const RowMatrix<T>>& att,
+                          const RowMatrix<T>& grad, RowMatrix<T>& grad_h,
+                          Eigen::Map<RowMatrix<T>> grad_att) {
+  const std::int64_t heads = att.rows();
+  const std::int64_t channels = att.cols();
+  maskgat::detail::for_each_block(h.rows(), kNodeBlock, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t n = begin; n < end; ++n) {
+      for (std::int64_t k = 0; k < heads; ++k) {
+        grad_h.row(n).segment(k * channels, channels) += grad(n, k) * att.row(k);
+      }
+    }
+  });
+  for (std::int64_t k = 0; k < heads; ++k) {
+    grad_att.row(k).noalias() += grad.col(k).transpose() * h.middleCols(k * channels, channels);
+  }
+}
+
+}  // namespace
+
+template <typename T>
+BasicGatConv<T>::BasicGatConv(ParameterStore<T>& store, std::string_view name,
+                              const GatConvOptions& options, Rng& rng)
+    : store_(&store), options_(options) {
+  const std::string where = "gat_conv";
+  detail::check_layer_options(where, options.in_features, options.out_features, options.heads,
+                              options.dropout, options.schedule);
+  detail::check_slope(where, options.negative_slope);
+  const std::string prefix(name);
+  const std::int64_t width = options.heads * options.out_features;
+  lin_ = detail::add_projection(store, prefix, options.in_features, width, false, rng);
+  att_src_ = store.add(prefix + ".att_src", options.heads, options.out_features);
+  glorot_uniform<T>(store.value(att_src_), options.heads, options.out_features, rng);
+  att_dst_ = store.add(prefix + ".att_dst", options.heads, options.out_features);
+  glorot_uniform<T>(store.value(att_dst_), options.heads, options.out_features, rng);
+  if (options.residual) {
+    residual_ = detail::add_projection(store, prefix + ".res", options.in_features,
+                                       output_features(), false, rng);
+  }
+  if (options.bias) bias_ = store.add(prefix + ".bias", 1, output_features());
+}
+
+template <typename T>
+std::int64_t BasicGatConv<T>::output_features() const noexcept {
+  return options_.concat ? options_.heads * options_.out_features : options_.out_features;
+}
+
+template <typename T>
+void BasicGatConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng, Cache& cache,
+                              RowMatrix<T>& out) const {
+  detail::check_input("gat_conv.forward", graph, x, options_.in_features);
+  if (detail::needs_self_loops(graph, options_.add_self_loops)) {
+    cache.looped = masks::from_graph(graph, true);
+  }
+  const Graph& mask = detail::attention_mask(graph, options_.add_self_loops, cache.looped);
+  detail::project(*store_, lin_, x, cache.h);
+  head_scores<T>(cache.h, store_->value(att_src_), cache.src);
+  head_scores<T>(cache.h, store_->value(att_dst_), cache.dst);
+  cache.dropout = detail::dropout_for(mode, options_.dropout, rng);
+  const ops::AdditiveScore<T> score{cache.src, cache.dst, static_cast<T>(options_.negative_slope)};
+  ops::attention(mask, score, cache.h, cache.dropout, cache.alpha,
+                 detail::heads_target(options_.concat, out, cache.heads_out), options_.schedule);
+  if (!options_.concat) detail::mean_heads(cache.heads_out, options_.heads, out);
+  if (residual_) detail::project_add(*store_, *residual_, x, out);
+  if (bias_) detail::add_bias(*store_, *bias_, out);
+}
+
+template <typename T>
+void BasicGatConv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache,
+                               const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x) const {
+  detail::check_backward("gat_conv.backward", graph, x, grad_out, output_features(), grad_x);
+  const Graph& mask = detail::attention_mask(graph, options_.add_self_loops, cache.looped);
+  if (bias_) store_->grad(*bias_).row(0) += grad_out.colwise().sum();
+  if (residual_) detail::project_backward(*store_, *residual_, x, grad_out, grad_x);
+  const RowMatrix<T>& grad_heads =
+      detail::heads_gradient(options_.concat, options_.heads, grad_out, cache.grad_heads);
+  const ops::AdditiveScore<T> score{cache.src, cache.dst, static_cast<T>(options_.negative_slope)};
+  ops::AdditiveScoreGrad<T> grad_score{cache.grad_src, cache.grad_dst};
+  ops::attention_backward(mask, score, cache.h, cache.alpha, cache.dropout, grad_heads, grad_score,
+                          cache.grad_h, options_.schedule);
+  head_scores_backward<T>(cache.h, store_->value(att_src_), cache.grad_src, cache.grad_h,
+                          store_->grad(att_src_));
+  head_scores_backward<T>(cache.h, store_->value(att_dst_), cache.grad_dst, cache.grad_h,
+                          store_->grad(att_dst_));
+  detail::project_backward(*store_, lin_, x, cache.grad_h, grad_x);
+}
+
+template <typename T>
+AttentionWeights<T> BasicGatConv<T>::attention(const Graph& graph, const Cache& cache) const {
+  return attention_weights(detail::attention_mask(graph, options_.add_self_loops, cache.looped),
+                           cache.alpha);
+}
+
+template class BasicGatConv<float>;
+template class BasicGatConv<double>;
+
+}  // namespace maskgat::nn

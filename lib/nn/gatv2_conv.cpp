@@ -1,0 +1,94 @@
+#include "maskgat/nn/gatv2_conv.hpp"
+
+#include "maskgat/ops/attention.hpp"
+#include "nn/layer_common.hpp"
+
+namespace maskgat::nn {
+
+template <typename T>
+BasicGatV2Conv<T>::BasicGatV2Conv(ParameterStore<T>& store, std::string_view name,
+                                  const GatV2ConvOptions& options, Rng& rng)
+    : store_(&store), options_(options) {
+  const std::string where = "gatv2_conv";
+  detail::check_layer_options(where, options.in_features, options.out_features, options.heads,
+                              options.dropout, options.schedule);
+  detail::check_slope(where, options.negative_slope);
+  const std::string prefix(name);
+  const std::int64_t width = options.heads * options.out_features;
+  src_ = detail::add_projection(store, prefix + ".lin_l", options.in_features, width, options.bias,
+                                rng);
+  if (!options.share_weights) {
+    dst_ = detail::add_projection(store, prefix + ".lin_r", options.in_features, width,
+                                  options.bias, rng);
+  }
+  att_ = store.add(prefix + ".att", options.heads, options.out_features);
+  glorot_uniform<T>(store.value(att_), options.heads, options.out_features, rng);
+  if (options.residual) {
+    residual_ = detail::add_projection(store, prefix + ".res", options.in_features,
+                                       output_features(), false, rng);
+  }
+  if (options.bias) bias_ = store.add(prefix + ".bias", 1, output_features());
+}
+
+template <typename T>
+std::int64_t BasicGatV2Conv<T>::output_features() const noexcept {
+  return options_.concat ? options_.heads * options_.out_features : options_.out_features;
+}
+
+template <typename T>
+void BasicGatV2Conv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng,
+                                Cache& cache, RowMatrix<T>& out) const {
+  detail::check_input("gatv2_conv.forward", graph, x, options_.in_features);
+  if (detail::needs_self_loops(graph, options_.add_self_loops)) {
+    cache.looped = masks::from_graph(graph, true);
+  }
+  const Graph& mask = detail::attention_mask(graph, options_.add_self_loops, cache.looped);
+  detail::project(*store_, src_, x, cache.src);
+  if (dst_) detail::project(*store_, *dst_, x, cache.dst);
+  cache.dropout = detail::dropout_for(mode, options_.dropout, rng);
+  const RowMatrix<T> att = store_->value(att_);
+  const ops::Gatv2Score<T> score{cache.src, dst_ ? cache.dst : cache.src, att,
+                                 static_cast<T>(options_.negative_slope)};
+  ops::attention(mask, score, cache.src, cache.dropout, cache.alpha,
+                 detail::heads_target(options_.concat, out, cache.heads_out), options_.schedule);
+  if (!options_.concat) detail::mean_heads(cache.heads_out, options_.heads, out);
+  if (residual_) detail::project_add(*store_, *residual_, x, out);
+  if (bias_) detail::add_bias(*store_, *bias_, out);
+}
+
+template <typename T>
+void BasicGatV2Conv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache,
+                                 const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x) const {
+  detail::check_backward("gatv2_conv.backward", graph, x, grad_out, output_features(), grad_x);
+  const Graph& mask = detail::attention_mask(graph, options_.add_self_loops, cache.looped);
+  if (bias_) store_->grad(*bias_).row(0) += grad_out.colwise().sum();
+  if (residual_) detail::project_backward(*store_, *residual_, x, grad_out, grad_x);
+  const RowMatrix<T>& grad_heads =
+      detail::heads_gradient(options_.concat, options_.heads, grad_out, cache.grad_heads);
+  const RowMatrix<T> att = store_->value(att_);
+  const ops::Gatv2Score<T> score{cache.src, dst_ ? cache.dst : cache.src, att,
+                                 static_cast<T>(options_.negative_slope)};
+  ops::Gatv2ScoreGrad<T> grad_score{cache.grad_src, cache.grad_dst, cache.grad_att};
+  ops::attention_backward(mask, score, cache.src, cache.alpha, cache.dropout, grad_heads,
+                          grad_score, cache.grad_values, options_.schedule);
+  store_->grad(att_) += cache.grad_att;
+  // The source projection feeds both the values and the score's source term.
+  cache.grad_src += cache.grad_values;
+  if (dst_) {
+    detail::project_backward(*store_, *dst_, x, cache.grad_dst, grad_x);
+  } else {
+    cache.grad_src += cache.grad_dst;
+  }
+  detail::project_backward(*store_, src_, x, cache.grad_src, grad_x);
+}
+
+template <typename T>
+AttentionWeights<T> BasicGatV2Conv<T>::attention(const Graph& graph, const Cache& cache) const {
+  return attention_weights(detail::attention_mask(graph, options_.add_self_loops, cache.looped),
+                           cache.alpha);
+}
+
+template class BasicGatV2Conv<float>;
+template class BasicGatV2Conv<double>;
+
+}  // namespace maskgat::nn

@@ -1,0 +1,167 @@
+#pragma once
+// Pieces every attention layer uses: option checks, projections `x W + b`, the attention mask
+// with or without added self-loops, attention dropout keys, and merging heads.
+
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "detail/attention_rows.hpp"
+#include "maskgat/core/error.hpp"
+#include "maskgat/graph/masks.hpp"
+#include "maskgat/nn/layer.hpp"
+#include "maskgat/ops/matmul.hpp"
+
+namespace maskgat::nn::detail {
+
+using maskgat::detail::check_shape;
+
+inline void check_positive(const std::string& where, const char* name, std::int64_t value) {
+  if (value <= 0) {
+    throw InvalidArgument(where + ": " + name + " is " + std::to_string(value) +
+                          ", expected a positive count");
+  }
+}
+
+inline void check_layer_options(const std::string& where, std::int64_t in_features,
+                                std::int64_t out_features, std::int64_t heads, double dropout,
+                                const Schedule& schedule) {
+  check_positive(where, "in_features", in_features);
+  check_positive(where, "out_features", out_features);
+  check_positive(where, "heads", heads);
+  if (!(dropout >= 0.0 && dropout < 1.0)) {
+    throw InvalidArgument(where + ": dropout " + std::to_string(dropout) + " is outside [0, 1)");
+  }
+  maskgat::detail::check_schedule(where.c_str(), schedule);
+}
+
+inline void check_slope(const std::string& where, double slope) {
+  if (!std::isfinite(slope)) {
+    throw InvalidArgument(where + ": negative_slope " + std::to_string(slope) + " is not finite");
+  }
+}
+
+// Registers `prefix.weight` (Glorot) and, when asked, `prefix.bias` (zero).
+template <typename T>
+Projection add_projection(ParameterStore<T>& store, const std::string& prefix,
+                          std::int64_t in_features, std::int64_t out_features, bool bias,
+                          Rng& rng) {
+  Projection projection{store.add(prefix + ".weight", in_features, out_features), std::nullopt};
+  glorot_uniform<T>(store.value(projection.weight), in_features, out_features, rng);
+  if (bias) projection.bias = store.add(prefix + ".bias", 1, out_features);
+  return projection;
+}
+
+template <typename T>
+void add_bias(const ParameterStore<T>& store, const Parameter& bias, RowMatrix<T>& out) {
+  out.rowwise() += store.value(bias).row(0);
+}
+
+// out = x W + b.
+template <typename T>
+void project(const ParameterStore<T>& store, const Projection& projection, InputRef<T> x,
+             RowMatrix<T>& out) {
+  ops::matmul<T>(x, store.value(projection.weight), out);
+  if (projection.bias) add_bias(store, *projection.bias, out);
+}
+
+// out += x W + b.
+template <typename T>
+void project_add(const ParameterStore<T>& store, const Projection& projection, InputRef<T> x,
+                 RowMatrix<T>& out) {
+  RowMatrix<T> term;
+  project(store, projection, x, term);
+  out += term;
+}
+
+// Adds the parameter gradients of `out = x W + b` and, with `grad_x`, adds dL/dx into it.
+template <typename T>
+void project_backward(ParameterStore<T>& store, const Projection& projection, InputRef<T> x,
+                      const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x) {
+  auto grad_weight = store.grad(projection.weight);
+  ops::matmul_backward_weight<T>(x, grad_out, grad_weight);
+  if (projection.bias) store.grad(*projection.bias).row(0) += grad_out.colwise().sum();
+  if (grad_x != nullptr)
+    ops::matmul_backward_input<T>(grad_out, store.value(projection.weight), *grad_x);
+}
+
+// The mask a layer attends over: `graph` itself, or, when it lacks self-loops the layer must add,
+// `looped` (which the forward builds with `masks::from_graph`).
+inline bool needs_self_loops(const Graph& graph, bool add_self_loops) {
+  return add_self_loops && graph.num_self_loops() != graph.num_nodes();
+}
+
+inline const Graph& attention_mask(const Graph& graph, bool add_self_loops, const Graph& looped) {
+  return needs_self_loops(graph, add_self_loops) ? looped : graph;
+}
+
+template <typename T>
+void check_input(const std::string& where, const Graph& graph, InputRef<T> x,
+                 std::int64_t in_features) {
+  if (x.rows() != graph.num_nodes()) {
+    throw InvalidArgument(where + ": x has " + std::to_string(x.rows()) + " rows, the graph has " +
+                          std::to_string(graph.num_nodes()) + " nodes");
+  }
+  if (x.cols() != in_features) {
+    throw InvalidArgument(where + ": x has " + std::to_string(x.cols()) + " columns, expected " +
+                          std::to_string(in_features));
+  }
+}
+
+// Checks `grad_out` and prepares `grad_x` (zeroed, N x F) when asked for.
+template <typename T>
+void check_backward(const std::string& where, const Graph& graph, InputRef<T> x,
+                    const RowMatrix<T>& grad_out, std::int64_t out_features, RowMatrix<T>* grad_x) {
+  check_shape(where.c_str(), "grad_out", grad_out, graph.num_nodes(), out_features,
+              "the graph's node count");
+  if (grad_x == nullptr) return;
+  if (x.is_sparse()) {
+    throw InvalidArgument(where +
+                          ": the gradient of a sparse input is not computed; pass "
+                          "grad_x = nullptr or a dense x");
+  }
+  grad_x->setZero(x.rows(), x.cols());
+}
+
+inline ops::AttentionDropout dropout_for(Mode mode, double probability, Rng& rng) {
+  if (mode != Mode::kTrain || probability <= 0.0) return {};
+  return {probability, rng.next_u64(), 0};
+}
+
+// Where the attention output goes: straight into `out` when heads are concatenated, else into
+// `heads_out`, averaged by `finish_heads`.
+template <typename T>
+RowMatrix<T>& heads_target(bool concat, RowMatrix<T>& out, RowMatrix<T>& heads_out) {
+  return concat ? out : heads_out;
+}
+
+// out = the mean over heads of `heads_out` (N x H*C -> N x C).
+template <typename T>
+void mean_heads(const RowMatrix<T>& heads_out, std::int64_t heads, RowMatrix<T>& out) {
+  const std::int64_t channels = heads_out.cols() / heads;
+  out = heads_out.leftCols(channels);
+  for (std::int64_t h = 1; h < heads; ++h) out += heads_out.middleCols(h * channels, channels);
+  out /= static_cast<T>(heads);
+}
+
+// The gradient of `mean_heads`: every head gets grad_out / H.
+template <typename T>
+void mean_heads_backward(const RowMatrix<T>& grad_out, std::int64_t heads,
+                         RowMatrix<T>& grad_heads) {
+  const std::int64_t channels = grad_out.cols();
+  grad_heads.resize(grad_out.rows(), heads * channels);
+  for (std::int64_t h = 0; h < heads; ++h) {
+    grad_heads.middleCols(h * channels, channels) = grad_out / static_cast<T>(heads);
+  }
+}
+
+// The gradient with respect to the per-head attention output.
+template <typename T>
+const RowMatrix<T>& heads_gradient(bool concat, std::int64_t heads, const RowMatrix<T>& grad_out,
+                                   RowMatrix<T>& grad_heads) {
+  if (concat) return grad_out;
+  mean_heads_backward(grad_out, heads, grad_heads);
+  return grad_heads;
+}
+
+}  // namespace maskgat::nn::detail

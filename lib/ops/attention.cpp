@@ -1,0 +1,86 @@
+#include "maskgat/ops/attention.hpp"
+
+#include "detail/attention_rows.hpp"
+
+namespace maskgat::ops {
+
+template <typename Score>
+void attention(const Graph& mask, const Score& score,
+               const RowMatrix<typename Score::Scalar>& values, const AttentionDropout& dropout,
+               RowMatrix<typename Score::Scalar>& alpha, RowMatrix<typename Score::Scalar>& out,
+               const Schedule& schedule) {
+  using T = typename Score::Scalar;
+  constexpr const char* kWhere = "ops::attention";
+  detail::check_schedule(kWhere, schedule);
+  const auto rows = detail::score_rows(kWhere, mask, score);
+  const std::int64_t heads = rows.heads();
+  detail::check_shape(kWhere, "values", values, mask.num_nodes(), -1, "the mask's node count");
+  const detail::ValueRows<T> value_rows{
+      values.data(), heads, detail::channels_per_head(kWhere, "values", values.cols(), heads)};
+  const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
+  alpha.resize(mask.num_edges(), heads);
+  out.resize(mask.num_nodes(), values.cols());
+  detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
+    T* row = alpha.data() + first * heads;
+    rows.score_row(i, sources, row);
+    detail::softmax_row(row, static_cast<std::int64_t>(sources.size()), heads);
+    detail::aggregate_row(sources, first, row, value_rows, factor, out.data() + i * values.cols());
+  });
+}
+
+template <typename Score, typename Grad>
+void attention_backward(const Graph& mask, const Score& score,
+                        const RowMatrix<typename Score::Scalar>& values,
+                        const RowMatrix<typename Score::Scalar>& alpha,
+                        const AttentionDropout& dropout,
+                        const RowMatrix<typename Score::Scalar>& grad_out, Grad& grad_score,
+                        RowMatrix<typename Score::Scalar>& grad_values, const Schedule& schedule) {
+  using T = typename Score::Scalar;
+  constexpr const char* kWhere = "ops::attention_backward";
+  detail::check_schedule(kWhere, schedule);
+  const auto rows = detail::score_rows(kWhere, mask, score);
+  const std::int64_t heads = rows.heads();
+  detail::check_shape(kWhere, "values", values, mask.num_nodes(), -1, "the mask's node count");
+  const std::int64_t channels = detail::channels_per_head(kWhere, "values", values.cols(), heads);
+  detail::check_edge_matrix(kWhere, "alpha", mask, alpha, heads);
+  detail::check_shape(kWhere, "grad_out", grad_out, mask.num_nodes(), values.cols(),
+                      "the mask's node count");
+  const detail::ValueRows<T> value_rows{values.data(), heads, channels};
+  const detail::ValueRows<T> grad_rows{grad_out.data(), heads, channels};
+  const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
+  // Per edge and head: dL/dalpha, then dL/dscore, then what the source pass needs.
+  RowMatrix<T> buffer(mask.num_edges(), heads);
+  rows.prepare(grad_score, mask.num_nodes());
+  grad_values.resize(mask.num_nodes(), values.cols());
+  detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
+    T* row = buffer.data() + first * heads;
+    detail::grad_alpha_row(sources, first, grad_rows.row(i), value_rows, factor, row);
+    detail::softmax_backward_row(alpha.data() + first * heads, row,
+                                 static_cast<std::int64_t>(sources.size()), heads);
+    rows.dst_row(grad_score, i, sources, first, row);
+  });
+  detail::for_each_source(mask, schedule, [&](NodeId j, auto targets, auto edges) {
+    detail::grad_values_row(targets, edges, alpha.data(), grad_rows, factor,
+                            grad_values.data() + j * values.cols());
+    rows.src_row(grad_score, j, targets, edges, buffer.data());
+  });
+  rows.finish(grad_score);
+}
+
+#define MASKGAT_INSTANTIATE_ATTENTION(Score, Grad)                                               \
+  template void attention<Score>(const Graph&, const Score&, const RowMatrix<Score::Scalar>&,    \
+                                 const AttentionDropout&, RowMatrix<Score::Scalar>&,             \
+                                 RowMatrix<Score::Scalar>&, const Schedule&);                    \
+  template void attention_backward<Score, Grad>(                                                 \
+      const Graph&, const Score&, const RowMatrix<Score::Scalar>&,                               \
+      const RowMatrix<Score::Scalar>&, const AttentionDropout&, const RowMatrix<Score::Scalar>&, \
+      Grad&, RowMatrix<Score::Scalar>&, const Schedule&);
+MASKGAT_INSTANTIATE_ATTENTION(AdditiveScore<float>, AdditiveScoreGrad<float>)
+MASKGAT_INSTANTIATE_ATTENTION(AdditiveScore<double>, AdditiveScoreGrad<double>)
+MASKGAT_INSTANTIATE_ATTENTION(DotScore<float>, DotScoreGrad<float>)
+MASKGAT_INSTANTIATE_ATTENTION(DotScore<double>, DotScoreGrad<double>)
+MASKGAT_INSTANTIATE_ATTENTION(Gatv2Score<float>, Gatv2ScoreGrad<float>)
+MASKGAT_INSTANTIATE_ATTENTION(Gatv2Score<double>, Gatv2ScoreGrad<double>)
+#undef MASKGAT_INSTANTIATE_ATTENTION
+
+}  // namespace maskgat::ops

@@ -1,0 +1,53 @@
+#include "maskgat/ops/sddmm.hpp"
+
+#include "detail/attention_rows.hpp"
+
+namespace maskgat::ops {
+
+template <typename Score>
+void sddmm(const Graph& mask, const Score& score, RowMatrix<typename Score::Scalar>& scores,
+           const Schedule& schedule) {
+  constexpr const char* kWhere = "ops::sddmm";
+  detail::check_schedule(kWhere, schedule);
+  const auto rows = detail::score_rows(kWhere, mask, score);
+  const std::int64_t heads = rows.heads();
+  scores.resize(mask.num_edges(), heads);
+  detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
+    rows.score_row(i, sources, scores.data() + first * heads);
+  });
+}
+
+template <typename Score, typename Grad>
+void sddmm_backward(const Graph& mask, const Score& score,
+                    const RowMatrix<typename Score::Scalar>& grad_scores, Grad& grad,
+                    const Schedule& schedule) {
+  constexpr const char* kWhere = "ops::sddmm_backward";
+  detail::check_schedule(kWhere, schedule);
+  const auto rows = detail::score_rows(kWhere, mask, score);
+  const std::int64_t heads = rows.heads();
+  detail::check_edge_matrix(kWhere, "grad_scores", mask, grad_scores, heads);
+  RowMatrix<typename Score::Scalar> buffer = grad_scores;
+  rows.prepare(grad, mask.num_nodes());
+  detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
+    rows.dst_row(grad, i, sources, first, buffer.data() + first * heads);
+  });
+  detail::for_each_source(mask, schedule, [&](NodeId j, auto targets, auto edges) {
+    rows.src_row(grad, j, targets, edges, buffer.data());
+  });
+  rows.finish(grad);
+}
+
+#define MASKGAT_INSTANTIATE_SDDMM(Score, Grad)                                      \
+  template void sddmm<Score>(const Graph&, const Score&, RowMatrix<Score::Scalar>&, \
+                             const Schedule&);                                      \
+  template void sddmm_backward<Score, Grad>(                                        \
+      const Graph&, const Score&, const RowMatrix<Score::Scalar>&, Grad&, const Schedule&);
+MASKGAT_INSTANTIATE_SDDMM(AdditiveScore<float>, AdditiveScoreGrad<float>)
+MASKGAT_INSTANTIATE_SDDMM(AdditiveScore<double>, AdditiveScoreGrad<double>)
+MASKGAT_INSTANTIATE_SDDMM(DotScore<float>, DotScoreGrad<float>)
+MASKGAT_INSTANTIATE_SDDMM(DotScore<double>, DotScoreGrad<double>)
+MASKGAT_INSTANTIATE_SDDMM(Gatv2Score<float>, Gatv2ScoreGrad<float>)
+MASKGAT_INSTANTIATE_SDDMM(Gatv2Score<double>, Gatv2ScoreGrad<double>)
+#undef MASKGAT_INSTANTIATE_SDDMM
+
+}  // namespace maskgat::ops

@@ -1,0 +1,69 @@
+#include "maskgat/ops/spmm.hpp"
+
+#include "detail/attention_rows.hpp"
+
+namespace maskgat::ops {
+namespace {
+
+template <typename T>
+detail::ValueRows<T> value_rows(const char* where, const Graph& mask, const RowMatrix<T>& values,
+                                std::int64_t heads) {
+  detail::check_shape(where, "values", values, mask.num_nodes(), -1, "the mask's node count");
+  const std::int64_t channels = detail::channels_per_head(where, "values", values.cols(), heads);
+  return {values.data(), heads, channels};
+}
+
+}  // namespace
+
+template <typename T>
+void spmm(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& values,
+          const AttentionDropout& dropout, RowMatrix<T>& out, const Schedule& schedule) {
+  constexpr const char* kWhere = "ops::spmm";
+  detail::check_schedule(kWhere, schedule);
+  detail::check_edge_matrix(kWhere, "alpha", mask, alpha, -1);
+  const std::int64_t heads = alpha.cols();
+  const auto rows = value_rows(kWhere, mask, values, heads);
+  const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
+  out.resize(mask.num_nodes(), values.cols());
+  detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
+    detail::aggregate_row(sources, first, alpha.data() + first * heads, rows, factor,
+                          out.data() + i * values.cols());
+  });
+}
+
+template <typename T>
+void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& values,
+                   const AttentionDropout& dropout, const RowMatrix<T>& grad_out,
+                   RowMatrix<T>& grad_alpha, RowMatrix<T>& grad_values, const Schedule& schedule) {
+  constexpr const char* kWhere = "ops::spmm_backward";
+  detail::check_schedule(kWhere, schedule);
+  detail::check_edge_matrix(kWhere, "alpha", mask, alpha, -1);
+  const std::int64_t heads = alpha.cols();
+  const auto rows = value_rows(kWhere, mask, values, heads);
+  detail::check_shape(kWhere, "grad_out", grad_out, mask.num_nodes(), values.cols(),
+                      "the mask's node count");
+  const detail::ValueRows<T> grad_rows{grad_out.data(), heads, rows.channels};
+  const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
+  grad_alpha.resize(mask.num_edges(), heads);
+  grad_values.resize(mask.num_nodes(), values.cols());
+  detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
+    detail::grad_alpha_row(sources, first, grad_rows.row(i), rows, factor,
+                           grad_alpha.data() + first * heads);
+  });
+  detail::for_each_source(mask, schedule, [&](NodeId j, auto targets, auto edges) {
+    detail::grad_values_row(targets, edges, alpha.data(), grad_rows, factor,
+                            grad_values.data() + j * values.cols());
+  });
+}
+
+#define MASKGAT_INSTANTIATE_SPMM(T)                                                           \
+  template void spmm<T>(const Graph&, const RowMatrix<T>&, const RowMatrix<T>&,               \
+                        const AttentionDropout&, RowMatrix<T>&, const Schedule&);             \
+  template void spmm_backward<T>(const Graph&, const RowMatrix<T>&, const RowMatrix<T>&,      \
+                                 const AttentionDropout&, const RowMatrix<T>&, RowMatrix<T>&, \
+                                 RowMatrix<T>&, const Schedule&);
+MASKGAT_INSTANTIATE_SPMM(float)
+MASKGAT_INSTANTIATE_SPMM(double)
+#undef MASKGAT_INSTANTIATE_SPMM
+
+}  // namespace maskgat::ops

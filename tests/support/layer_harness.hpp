@@ -1,0 +1,95 @@
+#pragma once
+// One attention layer with its own parameter store and cache, and what the tests need to treat
+// the three layer types alike: their options and their dense reference.
+
+#include <cstdint>
+#include <string>
+
+#include "maskgat/nn/dot_attention_conv.hpp"
+#include "maskgat/nn/gat_conv.hpp"
+#include "maskgat/nn/gatv2_conv.hpp"
+#include "support/dense_attention.hpp"
+
+namespace maskgat::test {
+
+template <typename Layer>
+struct LayerTraits;
+
+template <typename T>
+struct LayerTraits<nn::BasicGatConv<T>> {
+  using Scalar = T;
+  using Options = nn::GatConvOptions;
+  static constexpr const char* kName = "gat_conv";
+  static RowMatrix<T> reference(const Graph& graph, const RowMatrix<T>& x,
+                                const nn::ParameterStore<T>& store, const Options& options) {
+    return reference_gat<T>(graph, x, store, "conv", options);
+  }
+};
+
+template <typename T>
+struct LayerTraits<nn::BasicGatV2Conv<T>> {
+  using Scalar = T;
+  using Options = nn::GatV2ConvOptions;
+  static constexpr const char* kName = "gatv2_conv";
+  static RowMatrix<T> reference(const Graph& graph, const RowMatrix<T>& x,
+                                const nn::ParameterStore<T>& store, const Options& options) {
+    return reference_gatv2<T>(graph, x, store, "conv", options);
+  }
+};
+
+template <typename T>
+struct LayerTraits<nn::BasicDotAttentionConv<T>> {
+  using Scalar = T;
+  using Options = nn::DotAttentionConvOptions;
+  static constexpr const char* kName = "dot_attention_conv";
+  static RowMatrix<T> reference(const Graph& graph, const RowMatrix<T>& x,
+                                const nn::ParameterStore<T>& store, const Options& options) {
+    return reference_dot<T>(graph, x, store, "conv", options);
+  }
+};
+
+// A layer named `conv`, initialised from `seed`. Not copyable: the layer points at the store.
+template <typename Layer>
+struct Harness {
+  using T = typename LayerTraits<Layer>::Scalar;
+  using Options = typename LayerTraits<Layer>::Options;
+
+  Harness(const Options& layer_options, std::uint64_t seed)
+      : options(layer_options), init_rng(seed), layer(store, "conv", layer_options, init_rng) {}
+  Harness(const Harness&) = delete;
+  Harness& operator=(const Harness&) = delete;
+
+  // Forward in `mode` with attention-dropout key drawn from `Rng(dropout_seed)`.
+  RowMatrix<T> forward(const Graph& graph, InputRef<T> x, nn::Mode mode = nn::Mode::kEval,
+                       std::uint64_t dropout_seed = 0) {
+    Rng rng(dropout_seed);
+    RowMatrix<T> out;
+    layer.forward(graph, x, mode, rng, cache, out);
+    return out;
+  }
+
+  RowMatrix<T> reference(const Graph& graph, const RowMatrix<T>& x) const {
+    return LayerTraits<Layer>::reference(graph, x, store, options);
+  }
+
+  Options options;
+  Rng init_rng;
+  nn::ParameterStore<T> store;
+  Layer layer;
+  typename Layer::Cache cache;
+};
+
+// Options of the given layer type with the shared fields set.
+template <typename Layer>
+typename LayerTraits<Layer>::Options layer_options(std::int64_t in_features,
+                                                   std::int64_t out_features, std::int64_t heads,
+                                                   bool concat) {
+  typename LayerTraits<Layer>::Options options;
+  options.in_features = in_features;
+  options.out_features = out_features;
+  options.heads = heads;
+  options.concat = concat;
+  return options;
+}
+
+}  // namespace maskgat::test

@@ -1,0 +1,84 @@
+#include "support/random_data.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "maskgat/graph/build.hpp"
+
+namespace maskgat::test {
+namespace {
+
+Graph graph_from_degrees(NodeId num_nodes, const std::vector<std::int64_t>& degrees,
+                         bool self_loops, Rng& rng) {
+  EdgeList edges;
+  for (NodeId i = 0; i < num_nodes; ++i) {
+    for (std::int64_t k = 0; k < degrees[static_cast<std::size_t>(i)]; ++k) {
+      const auto j = static_cast<NodeId>(rng.uniform_int(static_cast<std::uint64_t>(num_nodes)));
+      if (j == i && !self_loops) continue;
+      edges.sources.push_back(j);
+      edges.targets.push_back(i);
+    }
+  }
+  return build_graph(num_nodes, edges).graph;
+}
+
+}  // namespace
+
+Graph random_graph(NodeId num_nodes, std::int64_t max_in_degree, std::uint64_t seed,
+                   bool self_loops) {
+  Rng rng(seed);
+  std::vector<std::int64_t> degrees(static_cast<std::size_t>(num_nodes));
+  for (auto& degree : degrees) {
+    degree =
+        static_cast<std::int64_t>(rng.uniform_int(static_cast<std::uint64_t>(max_in_degree) + 1));
+  }
+  return graph_from_degrees(num_nodes, degrees, self_loops, rng);
+}
+
+Graph skewed_graph(NodeId num_nodes, std::int64_t hub_degree, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<std::int64_t> degrees(static_cast<std::size_t>(num_nodes));
+  for (std::size_t i = 0; i < degrees.size(); ++i) {
+    degrees[i] =
+        std::min<std::int64_t>(num_nodes - 1, hub_degree / static_cast<std::int64_t>(i + 1) +
+                                                  static_cast<std::int64_t>(rng.uniform_int(8)));
+  }
+  return graph_from_degrees(num_nodes, degrees, false, rng);
+}
+
+template <typename T>
+RowMatrix<T> random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed, double scale) {
+  Rng rng(seed);
+  RowMatrix<T> matrix(rows, cols);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cols; ++c) {
+      matrix(r, c) = static_cast<T>((2.0 * rng.uniform() - 1.0) * scale);
+    }
+  }
+  return matrix;
+}
+
+template <typename T>
+RowSparse<T> random_sparse(std::int64_t rows, std::int64_t cols, double density,
+                           std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<Eigen::Triplet<T>> entries;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cols; ++c) {
+      if (rng.uniform() < density) {
+        entries.emplace_back(static_cast<int>(r), static_cast<int>(c),
+                             static_cast<T>(2.0 * rng.uniform() - 1.0));
+      }
+    }
+  }
+  RowSparse<T> matrix(rows, cols);
+  matrix.setFromTriplets(entries.begin(), entries.end());
+  return matrix;
+}
+
+template RowMatrix<float> random_matrix<float>(std::int64_t, std::int64_t, std::uint64_t, double);
+template RowMatrix<double> random_matrix<double>(std::int64_t, std::int64_t, std::uint64_t, double);
+template RowSparse<float> random_sparse<float>(std::int64_t, std::int64_t, double, std::uint64_t);
+template RowSparse<double> random_sparse<double>(std::int64_t, std::int64_t, double, std::uint64_t);
+
+}  // namespace maskgat::test

@@ -1,0 +1,31 @@
+#pragma once
+// Seeded random graphs and matrices for the attention tests.
+
+#include <cstdint>
+
+#include "maskgat/core/random.hpp"
+#include "maskgat/core/tensor.hpp"
+#include "maskgat/graph/graph.hpp"
+
+namespace maskgat::test {
+
+// A graph on `num_nodes` nodes where each node draws up to `max_in_degree` distinct in-neighbours
+// uniformly (self-loops included only when `self_loops`); some nodes draw none.
+Graph random_graph(NodeId num_nodes, std::int64_t max_in_degree, std::uint64_t seed,
+                   bool self_loops = false);
+
+// A graph whose in-degrees are heavily skewed: node i has about `hub_degree / (i + 1)` plus a
+// few random in-edges, so the first nodes hold a large share of all edges.
+Graph skewed_graph(NodeId num_nodes, std::int64_t hub_degree, std::uint64_t seed);
+
+// Entries uniform in [-scale, scale).
+template <typename T>
+RowMatrix<T> random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed,
+                           double scale = 1.0);
+
+// A sparse matrix whose entries are present with probability `density`, uniform in [-1, 1).
+template <typename T>
+RowSparse<T> random_sparse(std::int64_t rows, std::int64_t cols, double density,
+                           std::uint64_t seed);
+
+}  // namespace maskgat::test

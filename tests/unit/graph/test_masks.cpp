@@ -1,0 +1,107 @@
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdlib>
+#include <vector>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/graph/build.hpp"
+#include "maskgat/graph/masks.hpp"
+
+using maskgat::Graph;
+using maskgat::NodeId;
+
+namespace {
+
+// The mask's rows as sets of sources, compared with `allowed(i, j)` for every pair.
+template <typename Allowed>
+void check_mask(const Graph& mask, std::int64_t n, Allowed&& allowed) {
+  REQUIRE(mask.num_nodes() == n);
+  std::int64_t expected_edges = 0;
+  for (NodeId i = 0; i < n; ++i) {
+    std::vector<NodeId> expected;
+    for (NodeId j = 0; j < n; ++j) {
+      if (allowed(i, j)) expected.push_back(j);
+    }
+    expected_edges += static_cast<std::int64_t>(expected.size());
+    const auto row = mask.in_neighbors(i);
+    CHECK(std::vector<NodeId>(row.begin(), row.end()) == expected);
+  }
+  CHECK(mask.num_edges() == expected_edges);
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("masks::window is a band of half-width w clipped to the sequence") {
+    for (const std::int64_t n : {0, 1, 2, 7, 20}) {
+      for (const std::int64_t w : {0, 1, 3, 25}) {
+        CAPTURE(n);
+        CAPTURE(w);
+        check_mask(maskgat::masks::window(n, w), n,
+                   [&](NodeId i, NodeId j) { return std::abs(i - j) <= w; });
+      }
+    }
+  }
+
+  TEST_CASE("masks::grid is a Chebyshev neighbourhood of row-major pixels") {
+    for (const auto& [height, width, radius] : std::vector<std::array<std::int64_t, 3>>{
+             {1, 1, 0}, {3, 4, 1}, {5, 2, 2}, {4, 6, 0}, {2, 3, 9}}) {
+      CAPTURE(height);
+      CAPTURE(width);
+      CAPTURE(radius);
+      check_mask(maskgat::masks::grid(height, width, radius), height * width,
+                 [&](NodeId i, NodeId j) {
+                   const std::int64_t dr = std::abs(i / width - j / width);
+                   const std::int64_t dc = std::abs(i % width - j % width);
+                   return dr <= radius && dc <= radius;
+                 });
+    }
+    // An interior pixel of a radius-1 grid sees its 3 x 3 block, a corner its 2 x 2 block.
+    const Graph mask = maskgat::masks::grid(5, 5, 1);
+    CHECK(mask.in_degree(12) == 9);
+    CHECK(mask.in_degree(0) == 4);
+  }
+
+  TEST_CASE("masks::full lets every position attend to every position") {
+    for (const std::int64_t n : {0, 1, 6}) {
+      check_mask(maskgat::masks::full(n), n, [](NodeId, NodeId) { return true; });
+    }
+  }
+
+  TEST_CASE("masks::from_graph adds missing self-loops once and drops weights") {
+    const maskgat::EdgeList edges{{1, 2, 0, 2}, {0, 0, 1, 2}, {2.0F, 3.0F, 4.0F, 5.0F}};
+    const Graph graph = maskgat::build_graph(4, edges).graph;
+    REQUIRE(graph.num_self_loops() == 1);
+    const Graph looped = maskgat::masks::from_graph(graph);
+    check_mask(looped, 4, [&](NodeId i, NodeId j) {
+      return i == j || (j == 1 && i == 0) || (j == 2 && i == 0) || (j == 0 && i == 1);
+    });
+    CHECK(looped.num_self_loops() == 4);
+    CHECK_FALSE(looped.has_weights());
+    CHECK(maskgat::masks::from_graph(looped).num_edges() == looped.num_edges());
+    const Graph plain = maskgat::masks::from_graph(graph, false);
+    CHECK(plain.num_edges() == graph.num_edges());
+    CHECK(plain.num_self_loops() == 1);
+  }
+
+  TEST_CASE("masks reject negative and oversized arguments") {
+    CHECK_THROWS_WITH_AS(maskgat::masks::window(-1, 2),
+                         "masks::window: -1 positions, expected a count in [0, 2147483647]",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(maskgat::masks::window(5, -2), "masks::window: half_width -2 is negative",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(maskgat::masks::grid(3, -1, 1),
+                         "masks::grid: height 3, width -1 and radius 1 must not be negative",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(maskgat::masks::grid(100000, 100000, 0),
+                         "masks::grid: 100000 x 100000 pixels exceed 2147483647 nodes",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(maskgat::masks::full(-3), "masks::full: length -3 is negative",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(
+        maskgat::masks::full(std::int64_t{1} << 32),
+        "masks::full: 4294967296 rows of up to 4294967296 entries exceed 2^62 entries",
+        maskgat::InvalidArgument);
+  }
+}

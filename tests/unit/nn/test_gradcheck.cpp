@@ -1,0 +1,154 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "support/layer_harness.hpp"
+#include "support/random_data.hpp"
+
+using maskgat::Graph;
+using maskgat::RowMatrix;
+namespace nn = maskgat::nn;
+namespace test = maskgat::test;
+
+namespace {
+
+constexpr std::int64_t kNodes = 10;
+constexpr std::int64_t kIn = 4;
+constexpr double kStep = 1e-6;
+constexpr double kTolerance = 1e-6;
+constexpr std::uint64_t kDropoutSeed = 5;
+
+// The smallest |pre-activation| of any LeakyReLU in the layer's scores: central differences are
+// only meaningful when it is well above the step.
+template <typename Layer>
+double distance_to_kink(const test::Harness<Layer>& harness, const Graph& graph) {
+  double closest = std::numeric_limits<double>::infinity();
+  const auto weights = harness.layer.attention(graph, harness.cache);
+  for (std::size_t e = 0; e < weights.sources.size(); ++e) {
+    const auto j = weights.sources[e];
+    const auto i = weights.destinations[e];
+    if constexpr (std::is_same_v<Layer, nn::BasicGatConv<double>>) {
+      for (std::int64_t h = 0; h < harness.cache.src.cols(); ++h) {
+        closest = std::min(closest, std::abs(harness.cache.src(j, h) + harness.cache.dst(i, h)));
+      }
+    } else if constexpr (std::is_same_v<Layer, nn::BasicGatV2Conv<double>>) {
+      const RowMatrix<double>& dst =
+          harness.options.share_weights ? harness.cache.src : harness.cache.dst;
+      for (std::int64_t c = 0; c < harness.cache.src.cols(); ++c) {
+        closest = std::min(closest, std::abs(harness.cache.src(j, c) + dst(i, c)));
+      }
+    }
+  }
+  return closest;
+}
+
+// Compares backward with central differences of L = sum(out .* R), for every parameter tensor
+// and for the input, in double.
+template <typename Layer>
+void check_gradients(const typename test::LayerTraits<Layer>::Options& options, nn::Mode mode) {
+  const Graph graph = test::random_graph(kNodes, 4, 31);
+  test::Harness<Layer> harness(options, 7);
+  RowMatrix<double> x = test::random_matrix<double>(kNodes, kIn, 32);
+  const RowMatrix<double> out = harness.forward(graph, x, mode, kDropoutSeed);
+  const RowMatrix<double> weights = test::random_matrix<double>(out.rows(), out.cols(), 33);
+  const auto loss = [&] {
+    return (harness.forward(graph, x, mode, kDropoutSeed).array() * weights.array()).sum();
+  };
+
+  harness.store.zero_grad();
+  harness.forward(graph, x, mode, kDropoutSeed);
+  REQUIRE(distance_to_kink(harness, graph) > 1e3 * kStep);
+  RowMatrix<double> grad_x;
+  harness.layer.backward(graph, x, harness.cache, weights, &grad_x);
+  const std::vector<double> analytic(harness.store.grads().begin(), harness.store.grads().end());
+
+  auto values = harness.store.values();
+  for (const auto& entry : harness.store.entries()) {
+    CAPTURE(entry.name);
+    RowMatrix<double> numeric(entry.parameter.rows, entry.parameter.cols);
+    for (std::int64_t k = 0; k < entry.parameter.size(); ++k) {
+      double& value = values[static_cast<std::size_t>(entry.parameter.offset + k)];
+      const double saved = value;
+      value = saved + kStep;
+      const double plus = loss();
+      value = saved - kStep;
+      const double minus = loss();
+      value = saved;
+      numeric.data()[k] = (plus - minus) / (2 * kStep);
+    }
+    const RowMatrix<double> backward = Eigen::Map<const RowMatrix<double>>(
+        analytic.data() + entry.parameter.offset, entry.parameter.rows, entry.parameter.cols);
+    if (numeric.norm() < 1e-8) {
+      // A gradient that is zero by construction: the key bias of dot-product attention adds
+      // <q_i, b> to every score of row i, which the softmax cancels.
+      CHECK(backward.norm() < 1e-12);
+    } else {
+      CHECK(test::relative_error(backward, numeric) < kTolerance);
+    }
+  }
+
+  RowMatrix<double> numeric_x(x.rows(), x.cols());
+  for (std::int64_t k = 0; k < x.size(); ++k) {
+    const double saved = x.data()[k];
+    x.data()[k] = saved + kStep;
+    const double plus = loss();
+    x.data()[k] = saved - kStep;
+    const double minus = loss();
+    x.data()[k] = saved;
+    numeric_x.data()[k] = (plus - minus) / (2 * kStep);
+  }
+  CHECK(test::relative_error(grad_x, numeric_x) < kTolerance);
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("GatConv backward matches central differences") {
+    using Layer = nn::BasicGatConv<double>;
+    auto options = test::layer_options<Layer>(kIn, 3, 2, true);
+    options.residual = true;
+    options.dropout = 0.3;
+    SUBCASE("concat - residual - attention dropout - self-loops") {
+      check_gradients<Layer>(options, nn::Mode::kTrain);
+    }
+    SUBCASE("mean - no self-loops") {
+      options.concat = false;
+      options.residual = false;
+      options.add_self_loops = false;
+      check_gradients<Layer>(options, nn::Mode::kEval);
+    }
+  }
+
+  TEST_CASE("GatV2Conv backward matches central differences") {
+    using Layer = nn::BasicGatV2Conv<double>;
+    auto options = test::layer_options<Layer>(kIn, 3, 2, true);
+    options.residual = true;
+    options.dropout = 0.3;
+    SUBCASE("concat - residual - attention dropout - self-loops") {
+      check_gradients<Layer>(options, nn::Mode::kTrain);
+    }
+    SUBCASE("mean - shared weights - no self-loops") {
+      options.concat = false;
+      options.share_weights = true;
+      options.add_self_loops = false;
+      check_gradients<Layer>(options, nn::Mode::kEval);
+    }
+  }
+
+  TEST_CASE("DotAttentionConv backward matches central differences") {
+    using Layer = nn::BasicDotAttentionConv<double>;
+    auto options = test::layer_options<Layer>(kIn, 3, 2, true);
+    options.dropout = 0.3;
+    SUBCASE("concat - root weight - attention dropout") {
+      check_gradients<Layer>(options, nn::Mode::kTrain);
+    }
+    SUBCASE("mean - no root weight") {
+      options.concat = false;
+      options.root_weight = false;
+      check_gradients<Layer>(options, nn::Mode::kEval);
+    }
+  }
+}

@@ -1,0 +1,208 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/graph/masks.hpp"
+#include "maskgat/ops/attention.hpp"
+#include "support/dense_attention.hpp"
+#include "support/random_data.hpp"
+
+using maskgat::Graph;
+using maskgat::RowMatrix;
+namespace ops = maskgat::ops;
+namespace test = maskgat::test;
+
+namespace {
+
+constexpr std::int64_t kHeads = 3;
+constexpr std::int64_t kChannels = 4;
+
+// Owned gradient matrices of each score type, viewed as the ops' gradient structs.
+struct AdditiveGrads {
+  RowMatrix<double> src, dst;
+  ops::AdditiveScoreGrad<double> view() { return {src, dst}; }
+  bool operator==(const AdditiveGrads& other) const { return src == other.src && dst == other.dst; }
+};
+struct DotGrads {
+  RowMatrix<double> query, key;
+  ops::DotScoreGrad<double> view() { return {query, key}; }
+  bool operator==(const DotGrads& other) const { return query == other.query && key == other.key; }
+};
+struct Gatv2Grads {
+  RowMatrix<double> src, dst, att;
+  ops::Gatv2ScoreGrad<double> view() { return {src, dst, att}; }
+  bool operator==(const Gatv2Grads& other) const {
+    return src == other.src && dst == other.dst && att == other.att;
+  }
+};
+
+// Fused forward == sddmm -> edge_softmax -> spmm, and fused backward == the unfused chain in
+// reverse, exactly: both run the same row kernels in the same order.
+template <typename Grads, typename Score>
+void check_fused_equals_unfused(const Graph& mask, const Score& score,
+                                const RowMatrix<double>& values,
+                                const ops::AttentionDropout& dropout) {
+  RowMatrix<double> alpha;
+  RowMatrix<double> out;
+  ops::attention(mask, score, values, dropout, alpha, out);
+
+  RowMatrix<double> scores;
+  RowMatrix<double> alpha_unfused;
+  RowMatrix<double> out_unfused;
+  ops::sddmm(mask, score, scores);
+  ops::edge_softmax(mask, scores, alpha_unfused);
+  ops::spmm(mask, alpha_unfused, values, dropout, out_unfused);
+  CHECK(alpha == alpha_unfused);
+  CHECK(out == out_unfused);
+
+  const RowMatrix<double> grad_out = test::random_matrix<double>(out.rows(), out.cols(), 77);
+  Grads fused;
+  auto fused_view = fused.view();
+  RowMatrix<double> grad_values;
+  ops::attention_backward(mask, score, values, alpha, dropout, grad_out, fused_view, grad_values);
+
+  RowMatrix<double> grad_alpha;
+  RowMatrix<double> grad_values_unfused;
+  RowMatrix<double> grad_scores;
+  ops::spmm_backward(mask, alpha, values, dropout, grad_out, grad_alpha, grad_values_unfused);
+  ops::edge_softmax_backward(mask, alpha, grad_alpha, grad_scores);
+  Grads unfused;
+  auto unfused_view = unfused.view();
+  ops::sddmm_backward(mask, score, grad_scores, unfused_view);
+  CHECK(grad_values == grad_values_unfused);
+  CHECK(fused == unfused);
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("fused attention equals the unfused ops exactly - forward and backward") {
+    const Graph mask = test::random_graph(30, 6, 1, true);
+    const std::int64_t n = mask.num_nodes();
+    const std::int64_t width = kHeads * kChannels;
+    const RowMatrix<double> values = test::random_matrix<double>(n, width, 2);
+    const RowMatrix<double> a = test::random_matrix<double>(n, width, 3);
+    const RowMatrix<double> b = test::random_matrix<double>(n, width, 4);
+    const RowMatrix<double> src = test::random_matrix<double>(n, kHeads, 5);
+    const RowMatrix<double> dst = test::random_matrix<double>(n, kHeads, 6);
+    const RowMatrix<double> att = test::random_matrix<double>(kHeads, kChannels, 7);
+    for (const double p : {0.0, 0.5}) {
+      CAPTURE(p);
+      const ops::AttentionDropout dropout{p, 99, 3};
+      check_fused_equals_unfused<AdditiveGrads>(mask, ops::AdditiveScore<double>{src, dst, 0.2},
+                                                values, dropout);
+      check_fused_equals_unfused<DotGrads>(mask, ops::DotScore<double>{a, b, kHeads, 0.5}, values,
+                                           dropout);
+      check_fused_equals_unfused<Gatv2Grads>(mask, ops::Gatv2Score<double>{a, b, att, 0.2}, values,
+                                             dropout);
+    }
+  }
+
+  TEST_CASE("dot-product attention under masks::full is textbook softmax(Q K^T / sqrt(d)) V") {
+    const std::int64_t n = 17;
+    const std::int64_t d = 8;
+    const RowMatrix<double> q = test::random_matrix<double>(n, d, 11, 2.0);
+    const RowMatrix<double> k = test::random_matrix<double>(n, d, 12, 2.0);
+    const RowMatrix<double> v = test::random_matrix<double>(n, d, 13);
+    RowMatrix<double> weights = q * k.transpose() / std::sqrt(static_cast<double>(d));
+    for (std::int64_t i = 0; i < n; ++i) {
+      weights.row(i) = (weights.row(i).array() - weights.row(i).maxCoeff()).exp();
+      weights.row(i) /= weights.row(i).sum();
+    }
+    const RowMatrix<double> expected = weights * v;
+
+    RowMatrix<double> alpha;
+    RowMatrix<double> out;
+    ops::attention(maskgat::masks::full(n), ops::DotScore<double>{q, k, 1, 1.0 / std::sqrt(8.0)}, v,
+                   {}, alpha, out);
+    CHECK(test::relative_error(out, expected) <= 1e-12);
+    const Eigen::Map<const RowMatrix<double>> dense_alpha(alpha.data(), n, n);
+    CHECK(test::relative_error<double>(dense_alpha, weights) <= 1e-12);
+
+    const RowMatrix<float> qf = q.cast<float>();
+    const RowMatrix<float> kf = k.cast<float>();
+    const RowMatrix<float> vf = v.cast<float>();
+    RowMatrix<float> alpha_f;
+    RowMatrix<float> out_f;
+    ops::attention(maskgat::masks::full(n), ops::DotScore<float>{qf, kf, 1, 1.0F / std::sqrt(8.0F)},
+                   vf, {}, alpha_f, out_f);
+    CHECK(test::relative_error<float>(out_f, expected.cast<float>()) <= 1e-5);
+  }
+
+  TEST_CASE("edge_softmax - rows sum to one and extreme scores stay finite") {
+    // Row 0 holds three edges, row 1 none, row 2 one.
+    const Graph mask(3, {0, 3, 3, 4}, {0, 1, 2, 1});
+    RowMatrix<double> scores(4, 2);
+    scores << 1e4, -1e4, -1e4, 1e4, 1e4 - 1.0, 0.0, -1e4, 1e4;
+    RowMatrix<double> alpha;
+    ops::edge_softmax(mask, scores, alpha);
+    REQUIRE(alpha.allFinite());
+    const double e = std::exp(-1.0);
+    CHECK(alpha(0, 0) == doctest::Approx(1.0 / (1.0 + e)).epsilon(1e-15));
+    CHECK(alpha(1, 0) == 0.0);
+    CHECK(alpha(2, 0) == doctest::Approx(e / (1.0 + e)).epsilon(1e-15));
+    CHECK(alpha(1, 1) == doctest::Approx(1.0).epsilon(1e-15));
+    CHECK(alpha(3, 0) == 1.0);
+    CHECK(alpha(3, 1) == 1.0);
+    for (std::int64_t h = 0; h < 2; ++h) {
+      CHECK(alpha.col(h).head(3).sum() == doctest::Approx(1.0).epsilon(1e-15));
+    }
+    RowMatrix<double> grad_scores;
+    ops::edge_softmax_backward<double>(mask, alpha, RowMatrix<double>::Ones(4, 2), grad_scores);
+    CHECK(grad_scores.allFinite());
+    CHECK(grad_scores.cwiseAbs().maxCoeff() <= 1e-15);  // softmax is shift-invariant
+  }
+
+  TEST_CASE("attention dropout keeps about 1 - p of the coefficients and scales them") {
+    const Graph mask = maskgat::masks::full(200);
+    const RowMatrix<double> alpha = RowMatrix<double>::Constant(mask.num_edges(), 2, 1.0);
+    const RowMatrix<double> values = RowMatrix<double>::Ones(200, 2);
+    RowMatrix<double> out;
+    ops::spmm(mask, alpha, values, {0.25, 5, 0}, out);
+    // Each output entry is (kept count) / 0.75 over 200 coefficients.
+    const double kept = out.sum() * 0.75 / static_cast<double>(mask.num_edges() * 2);
+    CHECK(kept == doctest::Approx(0.75).epsilon(0.01));
+    RowMatrix<double> again;
+    ops::spmm(mask, alpha, values, {0.25, 5, 0}, again);
+    CHECK(again == out);
+    RowMatrix<double> other_key;
+    ops::spmm(mask, alpha, values, {0.25, 6, 0}, other_key);
+    CHECK(other_key != out);
+    CHECK_THROWS_WITH_AS(ops::spmm(mask, alpha, values, {1.0, 5, 0}, out),
+                         "ops::spmm: dropout probability 1.000000 is outside [0, 1)",
+                         maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("ops reject mismatched shapes with the sizes in the message") {
+    const Graph mask = maskgat::masks::window(5, 1);
+    const RowMatrix<double> src = RowMatrix<double>::Zero(4, 2);
+    const RowMatrix<double> dst = RowMatrix<double>::Zero(5, 2);
+    RowMatrix<double> scores;
+    CHECK_THROWS_WITH_AS(ops::sddmm(mask, ops::AdditiveScore<double>{src, dst, 0.2}, scores),
+                         "ops::sddmm: score.src is 4 x 2, expected 5 x any (the mask's node count)",
+                         maskgat::InvalidArgument);
+    const RowMatrix<double> q = RowMatrix<double>::Zero(5, 6);
+    CHECK_THROWS_WITH_AS(ops::sddmm(mask, ops::DotScore<double>{q, q, 4, 1.0}, scores),
+                         "ops::sddmm: score.query has 6 columns, not a multiple of the 4 heads",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(ops::sddmm(mask, ops::DotScore<double>{q, q, 0, 1.0}, scores),
+                         "ops::sddmm: heads is 0, expected a positive count",
+                         maskgat::InvalidArgument);
+    RowMatrix<double> alpha;
+    CHECK_THROWS_WITH_AS(
+        ops::edge_softmax<double>(mask, RowMatrix<double>::Zero(12, 2), alpha),
+        "ops::edge_softmax: scores is 12 x 2, expected 13 x any (the mask's edge count)",
+        maskgat::InvalidArgument);
+    RowMatrix<double> out;
+    CHECK_THROWS_WITH_AS(ops::attention(mask, ops::DotScore<double>{q, q, 2, 1.0},
+                                        RowMatrix<double>::Zero(5, 5), {}, alpha, out),
+                         "ops::attention: values has 5 columns, not a multiple of the 2 heads",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(
+        ops::sddmm(mask, ops::AdditiveScore<double>{dst, dst, 0.2}, scores, maskgat::Schedule{0}),
+        "ops::sddmm: schedule grain is 0, expected a positive count", maskgat::InvalidArgument);
+  }
+}
