@@ -6,12 +6,7 @@
 namespace maskgat {
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t& state) noexcept {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+using detail::splitmix64;
 
 // 128-bit products for Lemire's unbiased bounded integers; a GCC/Clang extension.
 __extension__ using Uint128 = unsigned __int128;
@@ -19,16 +14,6 @@ __extension__ using Uint128 = unsigned __int128;
 std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
 
 }  // namespace
-
-std::uint64_t counter_hash(std::uint64_t seed, std::uint64_t stream,
-                           std::uint64_t counter) noexcept {
-  std::uint64_t state = seed;
-  std::uint64_t mixed = splitmix64(state) ^ stream;
-  state = mixed;
-  mixed = splitmix64(state) ^ counter;
-  state = mixed;
-  return splitmix64(state);
-}
 
 Rng::Rng(std::uint64_t seed) noexcept {
   for (auto& word : state_) word = splitmix64(seed);
@@ -46,9 +31,7 @@ std::uint64_t Rng::next_u64() noexcept {
   return result;
 }
 
-double Rng::uniform() noexcept {
-  return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
-}
+double Rng::uniform() noexcept { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
 
 std::uint64_t Rng::uniform_int(std::uint64_t bound) noexcept {
   assert(bound > 0);

@@ -83,7 +83,7 @@ template <typename T>
 class DropoutFactor {
  public:
   DropoutFactor(const char* where, const ops::AttentionDropout& dropout, std::int64_t heads)
-      : dropout_(dropout), heads_(heads) {
+      : stream_(dropout.seed, dropout.stream), heads_(heads) {
     if (!(dropout.probability >= 0.0 && dropout.probability < 1.0)) {
       throw InvalidArgument(std::string(where) + ": dropout probability " +
                             std::to_string(dropout.probability) + " is outside [0, 1)");
@@ -98,11 +98,11 @@ class DropoutFactor {
   T operator()(EdgeId edge, std::int64_t head) const noexcept {
     if (!active_) return T(1);
     const auto counter = static_cast<std::uint64_t>(edge * heads_ + head);
-    return counter_hash(dropout_.seed, dropout_.stream, counter) >= threshold_ ? scale_ : T(0);
+    return stream_(counter) >= threshold_ ? scale_ : T(0);
   }
 
  private:
-  ops::AttentionDropout dropout_;
+  CounterStream stream_;
   std::int64_t heads_;
   bool active_ = false;
   std::uint64_t threshold_ = 0;
@@ -140,6 +140,19 @@ void softmax_backward_row(const T* alpha, T* grad, std::int64_t degree, std::int
   }
 }
 
+// Node rows are gathered in the mask's random order, so each gather is a cache miss the hardware
+// prefetcher cannot predict; asking for the row a few edges ahead overlaps those misses.
+constexpr std::size_t kPrefetchDistance = 4;
+
+// Prefetches row `ids[k + kPrefetchDistance]` of the row-major `base` (rows of `width`).
+template <typename T>
+void prefetch_ahead(std::span<const NodeId> ids, std::size_t k, const T* base, std::int64_t width) {
+  if (k + kPrefetchDistance >= ids.size()) return;
+  const T* row = base + static_cast<std::int64_t>(ids[k + kPrefetchDistance]) * width;
+  constexpr std::int64_t kLine = 64 / static_cast<std::int64_t>(sizeof(T));
+  for (std::int64_t c = 0; c < width; c += kLine) __builtin_prefetch(row + c);
+}
+
 // The values and their head layout, for aggregation.
 template <typename T>
 struct ValueRows {
@@ -158,6 +171,7 @@ void aggregate_row(std::span<const NodeId> sources, EdgeId first_edge, const T* 
   const std::int64_t width = values.heads * values.channels;
   for (std::int64_t c = 0; c < width; ++c) out[c] = T(0);
   for (std::size_t k = 0; k < sources.size(); ++k) {
+    prefetch_ahead(sources, k, values.data, width);
     const T* value = values.row(sources[k]);
     const auto edge = first_edge + static_cast<EdgeId>(k);
     for (std::int64_t h = 0; h < values.heads; ++h) {
@@ -175,6 +189,7 @@ template <typename T>
 void grad_alpha_row(std::span<const NodeId> sources, EdgeId first_edge, const T* grad_out,
                     const ValueRows<T>& values, const DropoutFactor<T>& dropout, T* grad_alpha) {
   for (std::size_t k = 0; k < sources.size(); ++k) {
+    prefetch_ahead(sources, k, values.data, values.heads * values.channels);
     const T* value = values.row(sources[k]);
     const auto edge = first_edge + static_cast<EdgeId>(k);
     for (std::int64_t h = 0; h < values.heads; ++h) {
@@ -193,6 +208,7 @@ void grad_values_row(std::span<const NodeId> targets, std::span<const EdgeId> ed
   const std::int64_t width = grad_out.heads * grad_out.channels;
   for (std::int64_t c = 0; c < width; ++c) grad_value[c] = T(0);
   for (std::size_t k = 0; k < targets.size(); ++k) {
+    prefetch_ahead(targets, k, grad_out.data, width);
     const T* g = grad_out.row(targets[k]);
     const EdgeId edge = edges[k];
     for (std::int64_t h = 0; h < grad_out.heads; ++h) {
@@ -240,6 +256,7 @@ class AdditiveRows {
   void score_row(NodeId i, std::span<const NodeId> sources, T* row) const {
     const T* dst = score_.dst.data() + i * heads_;
     for (std::size_t k = 0; k < sources.size(); ++k) {
+      prefetch_ahead(sources, k, score_.src.data(), heads_);
       const T* src = score_.src.data() + sources[k] * heads_;
       for (std::int64_t h = 0; h < heads_; ++h) {
         row[static_cast<std::int64_t>(k) * heads_ + h] =
@@ -259,6 +276,7 @@ class AdditiveRows {
     T* grad_dst = grad.dst.data() + i * heads_;
     for (std::int64_t h = 0; h < heads_; ++h) grad_dst[h] = T(0);
     for (std::size_t k = 0; k < sources.size(); ++k) {
+      prefetch_ahead(sources, k, score_.src.data(), heads_);
       const T* src = score_.src.data() + sources[k] * heads_;
       for (std::int64_t h = 0; h < heads_; ++h) {
         T& g = row[static_cast<std::int64_t>(k) * heads_ + h];
@@ -303,6 +321,7 @@ class DotRows {
   void score_row(NodeId i, std::span<const NodeId> sources, T* row) const {
     const T* query = score_.query.data() + i * width();
     for (std::size_t k = 0; k < sources.size(); ++k) {
+      prefetch_ahead(sources, k, score_.key.data(), width());
       const T* key = score_.key.data() + sources[k] * width();
       for (std::int64_t h = 0; h < heads_; ++h) {
         row[static_cast<std::int64_t>(k) * heads_ + h] =
@@ -321,6 +340,7 @@ class DotRows {
     T* grad_query = grad.query.data() + i * width();
     for (std::int64_t c = 0; c < width(); ++c) grad_query[c] = T(0);
     for (std::size_t k = 0; k < sources.size(); ++k) {
+      prefetch_ahead(sources, k, score_.key.data(), width());
       const T* key = score_.key.data() + sources[k] * width();
       for (std::int64_t h = 0; h < heads_; ++h) {
         const T weight = score_.scale * row[static_cast<std::int64_t>(k) * heads_ + h];
@@ -336,6 +356,7 @@ class DotRows {
     T* grad_key = grad.key.data() + j * width();
     for (std::int64_t c = 0; c < width(); ++c) grad_key[c] = T(0);
     for (std::size_t k = 0; k < targets.size(); ++k) {
+      prefetch_ahead(targets, k, score_.query.data(), width());
       const T* query = score_.query.data() + targets[k] * width();
       for (std::int64_t h = 0; h < heads_; ++h) {
         const T weight = score_.scale * buffer[edges[k] * heads_ + h];
@@ -374,6 +395,7 @@ class Gatv2Rows {
     const T* dst = score_.dst.data() + i * width();
     const T* att = score_.att.data();
     for (std::size_t k = 0; k < sources.size(); ++k) {
+      prefetch_ahead(sources, k, score_.src.data(), width());
       const T* src = score_.src.data() + sources[k] * width();
       for (std::int64_t h = 0; h < heads_; ++h) {
         T sum = T(0);
@@ -403,6 +425,7 @@ class Gatv2Rows {
       partial[c] = T(0);
     }
     for (std::size_t k = 0; k < sources.size(); ++k) {
+      prefetch_ahead(sources, k, score_.src.data(), width());
       const T* src = score_.src.data() + sources[k] * width();
       for (std::int64_t h = 0; h < heads_; ++h) {
         const T g = row[static_cast<std::int64_t>(k) * heads_ + h];
@@ -422,6 +445,7 @@ class Gatv2Rows {
     T* grad_src = grad.src.data() + j * width();
     for (std::int64_t c = 0; c < width(); ++c) grad_src[c] = T(0);
     for (std::size_t k = 0; k < targets.size(); ++k) {
+      prefetch_ahead(targets, k, score_.dst.data(), width());
       const T* dst = score_.dst.data() + targets[k] * width();
       for (std::int64_t h = 0; h < heads_; ++h) {
         const T g = buffer[edges[k] * heads_ + h];

@@ -65,7 +65,7 @@ void BasicDotAttentionConv<T>::backward(const Graph& graph, InputRef<T> x, Cache
   const auto score = dot_score<T>(cache, options_);
   ops::DotScoreGrad<T> grad_score{cache.grad_query, cache.grad_key};
   ops::attention_backward(graph, score, cache.value, cache.alpha, cache.dropout, grad_heads,
-                          grad_score, cache.grad_value, options_.schedule);
+                          grad_score, cache.grad_value, cache.workspace, options_.schedule);
   detail::project_backward(*store_, query_, x, cache.grad_query, grad_x);
   detail::project_backward(*store_, key_, x, cache.grad_key, grad_x);
   detail::project_backward(*store_, value_, x, cache.grad_value, grad_x);

@@ -106,7 +106,7 @@ void BasicGatConv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache,
   const ops::AdditiveScore<T> score{cache.src, cache.dst, static_cast<T>(options_.negative_slope)};
   ops::AdditiveScoreGrad<T> grad_score{cache.grad_src, cache.grad_dst};
   ops::attention_backward(mask, score, cache.h, cache.alpha, cache.dropout, grad_heads, grad_score,
-                          cache.grad_h, options_.schedule);
+                          cache.grad_h, cache.workspace, options_.schedule);
   head_scores_backward<T>(cache.h, store_->value(att_src_), cache.grad_src, cache.grad_h,
                           store_->grad(att_src_));
   head_scores_backward<T>(cache.h, store_->value(att_dst_), cache.grad_dst, cache.grad_h,

@@ -70,7 +70,7 @@ void BasicGatV2Conv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache
                                  static_cast<T>(options_.negative_slope)};
   ops::Gatv2ScoreGrad<T> grad_score{cache.grad_src, cache.grad_dst, cache.grad_att};
   ops::attention_backward(mask, score, cache.src, cache.alpha, cache.dropout, grad_heads,
-                          grad_score, cache.grad_values, options_.schedule);
+                          grad_score, cache.grad_values, cache.workspace, options_.schedule);
   store_->grad(att_) += cache.grad_att;
   // The source projection feeds both the values and the score's source term.
   cache.grad_src += cache.grad_values;

@@ -34,7 +34,8 @@ void attention_backward(const Graph& mask, const Score& score,
                         const RowMatrix<typename Score::Scalar>& alpha,
                         const AttentionDropout& dropout,
                         const RowMatrix<typename Score::Scalar>& grad_out, Grad& grad_score,
-                        RowMatrix<typename Score::Scalar>& grad_values, const Schedule& schedule) {
+                        RowMatrix<typename Score::Scalar>& grad_values,
+                        RowMatrix<typename Score::Scalar>& workspace, const Schedule& schedule) {
   using T = typename Score::Scalar;
   constexpr const char* kWhere = "ops::attention_backward";
   detail::check_schedule(kWhere, schedule);
@@ -49,7 +50,8 @@ void attention_backward(const Graph& mask, const Score& score,
   const detail::ValueRows<T> grad_rows{grad_out.data(), heads, channels};
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
   // Per edge and head: dL/dalpha, then dL/dscore, then what the source pass needs.
-  RowMatrix<T> buffer(mask.num_edges(), heads);
+  RowMatrix<T>& buffer = workspace;
+  buffer.resize(mask.num_edges(), heads);
   rows.prepare(grad_score, mask.num_nodes());
   grad_values.resize(mask.num_nodes(), values.cols());
   detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
@@ -74,7 +76,7 @@ void attention_backward(const Graph& mask, const Score& score,
   template void attention_backward<Score, Grad>(                                                 \
       const Graph&, const Score&, const RowMatrix<Score::Scalar>&,                               \
       const RowMatrix<Score::Scalar>&, const AttentionDropout&, const RowMatrix<Score::Scalar>&, \
-      Grad&, RowMatrix<Score::Scalar>&, const Schedule&);
+      Grad&, RowMatrix<Score::Scalar>&, RowMatrix<Score::Scalar>&, const Schedule&);
 MASKGAT_INSTANTIATE_ATTENTION(AdditiveScore<float>, AdditiveScoreGrad<float>)
 MASKGAT_INSTANTIATE_ATTENTION(AdditiveScore<double>, AdditiveScoreGrad<double>)
 MASKGAT_INSTANTIATE_ATTENTION(DotScore<float>, DotScoreGrad<float>)

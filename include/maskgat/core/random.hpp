@@ -10,11 +10,48 @@
 
 namespace maskgat {
 
+namespace detail {
+
+/// SplitMix64: advances `state` by the golden-ratio increment and returns the mixed value.
+constexpr std::uint64_t splitmix64(std::uint64_t& state) noexcept {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace detail
+
+/// Counter-based random values of one (`seed`, `stream`) pair, with the pair mixed once:
+/// `CounterStream(seed, stream)(counter) == counter_hash(seed, stream, counter)`. For hot loops.
+class CounterStream {
+ public:
+  constexpr CounterStream(std::uint64_t seed, std::uint64_t stream) noexcept
+      : key_(mix(seed, stream)) {}
+
+  /// The random 64-bit value of `counter`.
+  [[nodiscard]] constexpr std::uint64_t operator()(std::uint64_t counter) const noexcept {
+    std::uint64_t state = key_ ^ counter;
+    return detail::splitmix64(state);
+  }
+
+ private:
+  static constexpr std::uint64_t mix(std::uint64_t seed, std::uint64_t stream) noexcept {
+    std::uint64_t state = seed;
+    std::uint64_t mixed = detail::splitmix64(state) ^ stream;
+    return detail::splitmix64(mixed);
+  }
+
+  std::uint64_t key_;
+};
+
 /// SplitMix64 finaliser of (`seed`, `stream`, `counter`): a counter-based random 64-bit value.
 /// Used where draws happen inside parallel loops, keyed by e.g. (seed, step, element id), so the
 /// result does not depend on scheduling.
-[[nodiscard]] std::uint64_t counter_hash(std::uint64_t seed, std::uint64_t stream,
-                                         std::uint64_t counter) noexcept;
+[[nodiscard]] constexpr std::uint64_t counter_hash(std::uint64_t seed, std::uint64_t stream,
+                                                   std::uint64_t counter) noexcept {
+  return CounterStream(seed, stream)(counter);
+}
 
 /// A sequential generator (xoshiro256**, seeded through SplitMix64).
 /// Not thread-safe: give each task its own, or use `counter_hash`.

@@ -35,10 +35,13 @@ class InputRef {
   InputRef(const RowSparse<T>& sparse) noexcept
       : sparse_(&sparse) {}  // NOLINT(google-explicit-constructor)
 
+  /// Whether the viewed matrix is sparse.
   [[nodiscard]] bool is_sparse() const noexcept { return sparse_ != nullptr; }
+  /// N, the number of rows (nodes).
   [[nodiscard]] std::int64_t rows() const noexcept {
     return is_sparse() ? sparse_->rows() : dense_->rows();
   }
+  /// F, the number of columns (features).
   [[nodiscard]] std::int64_t cols() const noexcept {
     return is_sparse() ? sparse_->cols() : dense_->cols();
   }

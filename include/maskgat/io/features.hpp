@@ -10,15 +10,16 @@
 #include <variant>
 #include <vector>
 
+#include "maskgat/core/tensor.hpp"
 #include "maskgat/io/limits.hpp"
 #include "maskgat/io/node_index.hpp"
 
 namespace maskgat {
 
 /// Row-major sparse features, one node per row (citation features are ~1% dense).
-using SparseFeatures = Eigen::SparseMatrix<float, Eigen::RowMajor>;
+using SparseFeatures = RowSparse<float>;
 /// Row-major dense features, one node per row.
-using DenseFeatures = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using DenseFeatures = RowMatrix<float>;
 
 /// An N x F feature matrix held sparse or dense; N x 0 when a dataset has no features.
 class FeatureMatrix {
@@ -39,6 +40,12 @@ class FeatureMatrix {
   [[nodiscard]] const SparseFeatures& sparse() const { return std::get<SparseFeatures>(values_); }
   /// The dense matrix; precondition `!is_sparse()`.
   [[nodiscard]] const DenseFeatures& dense() const { return std::get<DenseFeatures>(values_); }
+
+  /// A view of whichever matrix this holds, as the attention layers take their input.
+  [[nodiscard]] InputRef<float> view() const noexcept {
+    if (is_sparse()) return InputRef<float>(std::get<SparseFeatures>(values_));
+    return InputRef<float>(std::get<DenseFeatures>(values_));
+  }
 
   /// Divides every row by its sum (rows summing to 0 are left as they are), as PyG's
   /// `NormalizeFeatures`.

@@ -47,9 +47,12 @@ class BasicDotAttentionConv {
  public:
   /// Per-call state for `backward` and `attention`, and scratch buffers.
   struct Cache {
-    RowMatrix<T> query, key, value, alpha, heads_out;
-    RowMatrix<T> grad_heads, grad_query, grad_key, grad_value;
-    ops::AttentionDropout dropout;
+    RowMatrix<T> query, key, value;  ///< N x H*C each
+    RowMatrix<T> alpha;              ///< E x H, before dropout
+    RowMatrix<T> heads_out;          ///< per-head output before averaging (mean only)
+    /// Backward scratch, kept so repeated steps reuse their memory.
+    RowMatrix<T> grad_heads, grad_query, grad_key, grad_value, workspace;
+    ops::AttentionDropout dropout;  ///< the dropout key of the forward
   };
 
   /// Registers and initialises the parameters under `name`.
@@ -66,7 +69,9 @@ class BasicDotAttentionConv {
   /// The attention of the last forward run with `cache` on `graph`.
   [[nodiscard]] AttentionWeights<T> attention(const Graph& graph, const Cache& cache) const;
 
+  /// The options the layer was built with.
   [[nodiscard]] const DotAttentionConvOptions& options() const noexcept { return options_; }
+  /// H * C with `concat`, else C.
   [[nodiscard]] std::int64_t output_features() const noexcept;
 
  private:

@@ -53,10 +53,14 @@ class BasicGatConv {
  public:
   /// What `forward` keeps for `backward` and `attention`, and the backward's scratch buffers.
   struct Cache {
-    Graph looped;  ///< the mask with the added self-loops, when they were added
-    RowMatrix<T> h, src, dst, alpha, heads_out;
-    RowMatrix<T> grad_heads, grad_src, grad_dst, grad_h;
-    ops::AttentionDropout dropout;
+    Graph looped;            ///< the mask with the added self-loops, when they were added
+    RowMatrix<T> h;          ///< x W, N x H*C (the values)
+    RowMatrix<T> src, dst;   ///< <a_src, h_j> and <a_dst, h_i>, N x H
+    RowMatrix<T> alpha;      ///< E x H, before dropout
+    RowMatrix<T> heads_out;  ///< per-head output before averaging (mean only)
+    /// Backward scratch, kept so repeated steps reuse their memory.
+    RowMatrix<T> grad_heads, grad_src, grad_dst, grad_h, workspace;
+    ops::AttentionDropout dropout;  ///< the dropout key of the forward
   };
 
   /// Registers and initialises the parameters in `store` under `name`, drawing from `rng`.
@@ -85,6 +89,7 @@ class BasicGatConv {
   /// The attention of the last forward run with `cache` on `graph`.
   [[nodiscard]] AttentionWeights<T> attention(const Graph& graph, const Cache& cache) const;
 
+  /// The options the layer was built with.
   [[nodiscard]] const GatConvOptions& options() const noexcept { return options_; }
   /// H * C with `concat`, else C.
   [[nodiscard]] std::int64_t output_features() const noexcept;

@@ -49,10 +49,13 @@ class BasicGatV2Conv {
  public:
   /// Per-call state for `backward` and `attention`, and scratch buffers.
   struct Cache {
-    Graph looped;
-    RowMatrix<T> src, dst, alpha, heads_out;
-    RowMatrix<T> grad_heads, grad_src, grad_dst, grad_att, grad_values;
-    ops::AttentionDropout dropout;
+    Graph looped;            ///< the mask with the added self-loops, when they were added
+    RowMatrix<T> src, dst;   ///< x W_s + b_s (also the values) and x W_d + b_d, N x H*C
+    RowMatrix<T> alpha;      ///< E x H, before dropout
+    RowMatrix<T> heads_out;  ///< per-head output before averaging (mean only)
+    /// Backward scratch, kept so repeated steps reuse their memory.
+    RowMatrix<T> grad_heads, grad_src, grad_dst, grad_att, grad_values, workspace;
+    ops::AttentionDropout dropout;  ///< the dropout key of the forward
   };
 
   /// Registers and initialises the parameters under `name`.
@@ -69,7 +72,9 @@ class BasicGatV2Conv {
   /// The attention of the last forward run with `cache` on `graph`.
   [[nodiscard]] AttentionWeights<T> attention(const Graph& graph, const Cache& cache) const;
 
+  /// The options the layer was built with.
   [[nodiscard]] const GatV2ConvOptions& options() const noexcept { return options_; }
+  /// H * C with `concat`, else C.
   [[nodiscard]] std::int64_t output_features() const noexcept;
 
  private:

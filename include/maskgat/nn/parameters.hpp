@@ -21,9 +21,10 @@ namespace maskgat::nn {
 /// A handle to one rows x cols tensor of a `ParameterStore`: its place in the flat buffers.
 /// Stays valid while the store grows (it is an offset, not a pointer).
 struct Parameter {
-  std::int64_t offset = 0;
+  std::int64_t offset = 0;  ///< position of the first entry in the flat buffers
   std::int64_t rows = 0;
   std::int64_t cols = 0;
+  /// rows * cols.
   [[nodiscard]] std::int64_t size() const noexcept { return rows * cols; }
 };
 
@@ -32,13 +33,15 @@ struct Parameter {
 template <typename T>
 class ParameterStore {
  public:
+  /// A writable in-place view of one tensor.
   using Map = Eigen::Map<RowMatrix<T>>;
+  /// A read-only in-place view of one tensor.
   using ConstMap = Eigen::Map<const RowMatrix<T>>;
 
   /// One registered tensor.
   struct Entry {
-    std::string name;
-    Parameter parameter;
+    std::string name;     ///< e.g. `conv1.weight`
+    Parameter parameter;  ///< where it lives
   };
 
   /// Registers a zero-filled rows x cols tensor.

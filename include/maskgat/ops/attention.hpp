@@ -29,7 +29,9 @@ void attention(const Graph& mask, const Score& score,
 
 /// Backward of `attention`, from `grad_out` (N x (H * C)): writes the score inputs' gradients
 /// into `grad_score` and `grad_values` (resized to N x (H * C)).
-/// @param alpha the forward's alpha
+/// @param alpha     the forward's alpha
+/// @param workspace E x H scratch for the per-edge gradients (resized; contents unspecified on
+///                  return); pass the same matrix every step so no memory is allocated
 /// @throws InvalidArgument on mismatched shapes.
 /// A pass over destination rows (softmax and destination-side gradients), then one over source
 /// rows of the transpose (values and source-side gradients): no atomics, bitwise deterministic.
@@ -40,6 +42,7 @@ void attention_backward(const Graph& mask, const Score& score,
                         const AttentionDropout& dropout,
                         const RowMatrix<typename Score::Scalar>& grad_out, Grad& grad_score,
                         RowMatrix<typename Score::Scalar>& grad_values,
+                        RowMatrix<typename Score::Scalar>& workspace,
                         const Schedule& schedule = {});
 
 }  // namespace maskgat::ops

@@ -62,7 +62,9 @@ void check_fused_equals_unfused(const Graph& mask, const Score& score,
   Grads fused;
   auto fused_view = fused.view();
   RowMatrix<double> grad_values;
-  ops::attention_backward(mask, score, values, alpha, dropout, grad_out, fused_view, grad_values);
+  RowMatrix<double> workspace;
+  ops::attention_backward(mask, score, values, alpha, dropout, grad_out, fused_view, grad_values,
+                          workspace);
 
   RowMatrix<double> grad_alpha;
   RowMatrix<double> grad_values_unfused;
