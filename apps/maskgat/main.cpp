@@ -9,6 +9,7 @@
 
 #include "info.hpp"
 #include "maskgat/core/error.hpp"
+#include "train.hpp"
 
 namespace {
 
@@ -23,6 +24,8 @@ int main(int argc, char** argv) {
   app.footer("Exit codes: 0 success, 1 bad data or I/O, 2 bad usage.");
   maskgat::app::InfoOptions info;
   maskgat::app::add_info_command(app, info);
+  maskgat::app::TrainCommandOptions train;
+  maskgat::app::add_train_command(app, train);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
@@ -35,6 +38,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("info")) return maskgat::app::run_info(info);
+    if (app.got_subcommand("train")) return maskgat::app::run_train(train);
   } catch (const maskgat::InvalidArgument& error) {
     std::cerr << "error: " << error.what() << '\n';
     return kExitUsage;

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "detail/dropout.hpp"
 #include "detail/parallel.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/core/random.hpp"
@@ -78,35 +79,20 @@ inline void check_schedule(const char* where, const Schedule& schedule) {
   }
 }
 
-// The dropout factor of coefficient (e, h): 0 or 1 / (1 - p), from a counter-based hash.
+// The attention-dropout factor of coefficient (e, h): element e * H + h of the key's mask.
 template <typename T>
 class DropoutFactor {
  public:
-  DropoutFactor(const char* where, const ops::AttentionDropout& dropout, std::int64_t heads)
-      : stream_(dropout.seed, dropout.stream), heads_(heads) {
-    if (!(dropout.probability >= 0.0 && dropout.probability < 1.0)) {
-      throw InvalidArgument(std::string(where) + ": dropout probability " +
-                            std::to_string(dropout.probability) + " is outside [0, 1)");
-    }
-    active_ = dropout.probability > 0.0;
-    const double threshold = std::ldexp(dropout.probability, 64);
-    threshold_ = threshold >= std::ldexp(1.0, 64) ? std::numeric_limits<std::uint64_t>::max()
-                                                  : static_cast<std::uint64_t>(threshold);
-    scale_ = static_cast<T>(1.0 / (1.0 - dropout.probability));
-  }
+  DropoutFactor(const char* where, const DropoutKey& dropout, std::int64_t heads)
+      : mask_(where, dropout), heads_(heads) {}
 
   T operator()(EdgeId edge, std::int64_t head) const noexcept {
-    if (!active_) return T(1);
-    const auto counter = static_cast<std::uint64_t>(edge * heads_ + head);
-    return stream_(counter) >= threshold_ ? scale_ : T(0);
+    return mask_(static_cast<std::uint64_t>(edge * heads_ + head));
   }
 
  private:
-  CounterStream stream_;
+  DropoutMask<T> mask_;
   std::int64_t heads_;
-  bool active_ = false;
-  std::uint64_t threshold_ = 0;
-  T scale_ = T(1);
 };
 
 // Softmax over a row's edges, per head, in place.

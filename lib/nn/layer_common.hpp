@@ -123,7 +123,7 @@ void check_backward(const std::string& where, const Graph& graph, InputRef<T> x,
   grad_x->setZero(x.rows(), x.cols());
 }
 
-inline ops::AttentionDropout dropout_for(Mode mode, double probability, Rng& rng) {
+inline DropoutKey dropout_for(Mode mode, double probability, Rng& rng) {
   if (mode != Mode::kTrain || probability <= 0.0) return {};
   return {probability, rng.next_u64(), 0};
 }

@@ -6,7 +6,7 @@ namespace maskgat::ops {
 
 template <typename Score>
 void attention(const Graph& mask, const Score& score,
-               const RowMatrix<typename Score::Scalar>& values, const AttentionDropout& dropout,
+               const RowMatrix<typename Score::Scalar>& values, const DropoutKey& dropout,
                RowMatrix<typename Score::Scalar>& alpha, RowMatrix<typename Score::Scalar>& out,
                const Schedule& schedule) {
   using T = typename Score::Scalar;
@@ -31,8 +31,7 @@ void attention(const Graph& mask, const Score& score,
 template <typename Score, typename Grad>
 void attention_backward(const Graph& mask, const Score& score,
                         const RowMatrix<typename Score::Scalar>& values,
-                        const RowMatrix<typename Score::Scalar>& alpha,
-                        const AttentionDropout& dropout,
+                        const RowMatrix<typename Score::Scalar>& alpha, const DropoutKey& dropout,
                         const RowMatrix<typename Score::Scalar>& grad_out, Grad& grad_score,
                         RowMatrix<typename Score::Scalar>& grad_values,
                         RowMatrix<typename Score::Scalar>& workspace, const Schedule& schedule) {
@@ -69,14 +68,14 @@ void attention_backward(const Graph& mask, const Score& score,
   rows.finish(grad_score);
 }
 
-#define MASKGAT_INSTANTIATE_ATTENTION(Score, Grad)                                               \
-  template void attention<Score>(const Graph&, const Score&, const RowMatrix<Score::Scalar>&,    \
-                                 const AttentionDropout&, RowMatrix<Score::Scalar>&,             \
-                                 RowMatrix<Score::Scalar>&, const Schedule&);                    \
-  template void attention_backward<Score, Grad>(                                                 \
-      const Graph&, const Score&, const RowMatrix<Score::Scalar>&,                               \
-      const RowMatrix<Score::Scalar>&, const AttentionDropout&, const RowMatrix<Score::Scalar>&, \
-      Grad&, RowMatrix<Score::Scalar>&, RowMatrix<Score::Scalar>&, const Schedule&);
+#define MASKGAT_INSTANTIATE_ATTENTION(Score, Grad)                                                \
+  template void attention<Score>(const Graph&, const Score&, const RowMatrix<Score::Scalar>&,     \
+                                 const DropoutKey&, RowMatrix<Score::Scalar>&,                    \
+                                 RowMatrix<Score::Scalar>&, const Schedule&);                     \
+  template void attention_backward<Score, Grad>(                                                  \
+      const Graph&, const Score&, const RowMatrix<Score::Scalar>&,                                \
+      const RowMatrix<Score::Scalar>&, const DropoutKey&, const RowMatrix<Score::Scalar>&, Grad&, \
+      RowMatrix<Score::Scalar>&, RowMatrix<Score::Scalar>&, const Schedule&);
 MASKGAT_INSTANTIATE_ATTENTION(AdditiveScore<float>, AdditiveScoreGrad<float>)
 MASKGAT_INSTANTIATE_ATTENTION(AdditiveScore<double>, AdditiveScoreGrad<double>)
 MASKGAT_INSTANTIATE_ATTENTION(DotScore<float>, DotScoreGrad<float>)

@@ -17,7 +17,7 @@ detail::ValueRows<T> value_rows(const char* where, const Graph& mask, const RowM
 
 template <typename T>
 void spmm(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& values,
-          const AttentionDropout& dropout, RowMatrix<T>& out, const Schedule& schedule) {
+          const DropoutKey& dropout, RowMatrix<T>& out, const Schedule& schedule) {
   constexpr const char* kWhere = "ops::spmm";
   detail::check_schedule(kWhere, schedule);
   detail::check_edge_matrix(kWhere, "alpha", mask, alpha, -1);
@@ -33,7 +33,7 @@ void spmm(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& valu
 
 template <typename T>
 void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& values,
-                   const AttentionDropout& dropout, const RowMatrix<T>& grad_out,
+                   const DropoutKey& dropout, const RowMatrix<T>& grad_out,
                    RowMatrix<T>& grad_alpha, RowMatrix<T>& grad_values, const Schedule& schedule) {
   constexpr const char* kWhere = "ops::spmm_backward";
   detail::check_schedule(kWhere, schedule);
@@ -56,11 +56,11 @@ void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix
   });
 }
 
-#define MASKGAT_INSTANTIATE_SPMM(T)                                                           \
-  template void spmm<T>(const Graph&, const RowMatrix<T>&, const RowMatrix<T>&,               \
-                        const AttentionDropout&, RowMatrix<T>&, const Schedule&);             \
-  template void spmm_backward<T>(const Graph&, const RowMatrix<T>&, const RowMatrix<T>&,      \
-                                 const AttentionDropout&, const RowMatrix<T>&, RowMatrix<T>&, \
+#define MASKGAT_INSTANTIATE_SPMM(T)                                                                \
+  template void spmm<T>(const Graph&, const RowMatrix<T>&, const RowMatrix<T>&, const DropoutKey&, \
+                        RowMatrix<T>&, const Schedule&);                                           \
+  template void spmm_backward<T>(const Graph&, const RowMatrix<T>&, const RowMatrix<T>&,           \
+                                 const DropoutKey&, const RowMatrix<T>&, RowMatrix<T>&,            \
                                  RowMatrix<T>&, const Schedule&);
 MASKGAT_INSTANTIATE_SPMM(float)
 MASKGAT_INSTANTIATE_SPMM(double)

@@ -53,6 +53,17 @@ class CounterStream {
   return CounterStream(seed, stream)(counter);
 }
 
+/// The key of a dropout mask that is recomputed rather than stored: element k is kept when
+/// `counter_hash(seed, stream, k)` is at least `probability * 2^64`, and kept elements are scaled
+/// by `1 / (1 - probability)`. The same key gives the same mask in forward and backward, on any
+/// number of threads. Attention dropout numbers elements `edge * H + head`, feature dropout
+/// `row * F + column` (dense) or the position among stored entries (sparse).
+struct DropoutKey {
+  double probability = 0.0;  ///< in [0, 1); 0 disables dropout
+  std::uint64_t seed = 0;
+  std::uint64_t stream = 0;
+};
+
 /// A sequential generator (xoshiro256**, seeded through SplitMix64).
 /// Not thread-safe: give each task its own, or use `counter_hash`.
 class Rng {

@@ -52,7 +52,7 @@ class BasicDotAttentionConv {
     RowMatrix<T> heads_out;          ///< per-head output before averaging (mean only)
     /// Backward scratch, kept so repeated steps reuse their memory.
     RowMatrix<T> grad_heads, grad_query, grad_key, grad_value, workspace;
-    ops::AttentionDropout dropout;  ///< the dropout key of the forward
+    DropoutKey dropout;  ///< the dropout key of the forward
   };
 
   /// Registers and initialises the parameters under `name`.

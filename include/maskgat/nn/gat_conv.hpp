@@ -60,7 +60,7 @@ class BasicGatConv {
     RowMatrix<T> heads_out;  ///< per-head output before averaging (mean only)
     /// Backward scratch, kept so repeated steps reuse their memory.
     RowMatrix<T> grad_heads, grad_src, grad_dst, grad_h, workspace;
-    ops::AttentionDropout dropout;  ///< the dropout key of the forward
+    DropoutKey dropout;  ///< the dropout key of the forward
   };
 
   /// Registers and initialises the parameters in `store` under `name`, drawing from `rng`.

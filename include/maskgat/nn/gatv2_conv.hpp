@@ -55,7 +55,7 @@ class BasicGatV2Conv {
     RowMatrix<T> heads_out;  ///< per-head output before averaging (mean only)
     /// Backward scratch, kept so repeated steps reuse their memory.
     RowMatrix<T> grad_heads, grad_src, grad_dst, grad_att, grad_values, workspace;
-    ops::AttentionDropout dropout;  ///< the dropout key of the forward
+    DropoutKey dropout;  ///< the dropout key of the forward
   };
 
   /// Registers and initialises the parameters under `name`.

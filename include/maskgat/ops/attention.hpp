@@ -23,7 +23,7 @@ namespace maskgat::ops {
 /// Parallel over destination rows, edge-balanced (bitwise deterministic).
 template <typename Score>
 void attention(const Graph& mask, const Score& score,
-               const RowMatrix<typename Score::Scalar>& values, const AttentionDropout& dropout,
+               const RowMatrix<typename Score::Scalar>& values, const DropoutKey& dropout,
                RowMatrix<typename Score::Scalar>& alpha, RowMatrix<typename Score::Scalar>& out,
                const Schedule& schedule = {});
 
@@ -38,8 +38,7 @@ void attention(const Graph& mask, const Score& score,
 template <typename Score, typename Grad>
 void attention_backward(const Graph& mask, const Score& score,
                         const RowMatrix<typename Score::Scalar>& values,
-                        const RowMatrix<typename Score::Scalar>& alpha,
-                        const AttentionDropout& dropout,
+                        const RowMatrix<typename Score::Scalar>& alpha, const DropoutKey& dropout,
                         const RowMatrix<typename Score::Scalar>& grad_out, Grad& grad_score,
                         RowMatrix<typename Score::Scalar>& grad_values,
                         RowMatrix<typename Score::Scalar>& workspace,

@@ -5,24 +5,16 @@
 
 #include <cstdint>
 
+#include "maskgat/core/random.hpp"
 #include "maskgat/core/schedule.hpp"
 #include "maskgat/core/tensor.hpp"
 #include "maskgat/graph/graph.hpp"
 
 namespace maskgat::ops {
 
-/// Dropout on attention coefficients, drawn without storing a mask: coefficient (e, h) is kept
-/// when `counter_hash(seed, stream, e * H + h)` is at least `probability * 2^64`, and kept
-/// coefficients are scaled by `1 / (1 - probability)`. The same key gives the same mask in forward
-/// and backward, on any number of threads.
-struct AttentionDropout {
-  double probability = 0.0;  ///< in [0, 1); 0 disables dropout
-  std::uint64_t seed = 0;
-  std::uint64_t stream = 0;
-};
-
 /// `out(i, h) = sum_{e = (j -> i)} d(e, h) * alpha(e, h) * values(j, h)` where `values(j, h)` is
-/// the h-th block of C channels of row j and `d` the dropout factor (1 without dropout).
+/// the h-th block of C channels of row j and `d` the attention-dropout factor of element
+/// `e * H + h` under `dropout` (1 without dropout).
 /// A node with no in-edges gets a zero row.
 /// @param alpha  E x H, destination-major
 /// @param values N x (H * C)
@@ -31,7 +23,7 @@ struct AttentionDropout {
 /// Parallel over destination rows (bitwise deterministic).
 template <typename T>
 void spmm(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& values,
-          const AttentionDropout& dropout, RowMatrix<T>& out, const Schedule& schedule = {});
+          const DropoutKey& dropout, RowMatrix<T>& out, const Schedule& schedule = {});
 
 /// Backward of `spmm`: `grad_alpha(e, h) = d(e, h) * <grad_out(i, h), values(j, h)>` over
 /// destination rows and `grad_values(j, h) = sum_{e = (j -> i)} d(e, h) * alpha(e, h) *
@@ -41,7 +33,7 @@ void spmm(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& valu
 /// @throws InvalidArgument on mismatched shapes.
 template <typename T>
 void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& values,
-                   const AttentionDropout& dropout, const RowMatrix<T>& grad_out,
+                   const DropoutKey& dropout, const RowMatrix<T>& grad_out,
                    RowMatrix<T>& grad_alpha, RowMatrix<T>& grad_values,
                    const Schedule& schedule = {});
 

@@ -10,6 +10,7 @@
 #include "support/dense_attention.hpp"
 #include "support/random_data.hpp"
 
+using maskgat::DropoutKey;
 using maskgat::Graph;
 using maskgat::RowMatrix;
 namespace ops = maskgat::ops;
@@ -43,8 +44,7 @@ struct Gatv2Grads {
 // reverse, exactly: both run the same row kernels in the same order.
 template <typename Grads, typename Score>
 void check_fused_equals_unfused(const Graph& mask, const Score& score,
-                                const RowMatrix<double>& values,
-                                const ops::AttentionDropout& dropout) {
+                                const RowMatrix<double>& values, const DropoutKey& dropout) {
   RowMatrix<double> alpha;
   RowMatrix<double> out;
   ops::attention(mask, score, values, dropout, alpha, out);
@@ -93,7 +93,7 @@ TEST_SUITE("unit") {
     const RowMatrix<double> att = test::random_matrix<double>(kHeads, kChannels, 7);
     for (const double p : {0.0, 0.5}) {
       CAPTURE(p);
-      const ops::AttentionDropout dropout{p, 99, 3};
+      const DropoutKey dropout{p, 99, 3};
       check_fused_equals_unfused<AdditiveGrads>(mask, ops::AdditiveScore<double>{src, dst, 0.2},
                                                 values, dropout);
       check_fused_equals_unfused<DotGrads>(mask, ops::DotScore<double>{a, b, kHeads, 0.5}, values,

@@ -1,0 +1,245 @@
+#include "train.hpp"
+
+#include <tbb/global_control.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/io/output_file.hpp"
+#include "maskgat/train/trainer.hpp"
+
+namespace maskgat::app {
+namespace {
+
+std::string fixed(double value, int digits) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(digits) << value;
+  return text.str();
+}
+
+// True when every stored feature is >= 0 (bag-of-words style features, which the paper's recipe
+// row-normalises).
+bool features_non_negative(const FeatureMatrix& features) {
+  if (features.is_sparse()) {
+    const auto& sparse = features.sparse();
+    for (std::int64_t k = 0; k < sparse.nonZeros(); ++k) {
+      if (sparse.valuePtr()[k] < 0.0F) return false;
+    }
+    return true;
+  }
+  return features.dense().size() == 0 || features.dense().minCoeff() >= 0.0F;
+}
+
+train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
+  train::TrainOptions options = train::paper_recipe(cli.data.dataset);
+  options.model.attention = nn::parse_attention_kind(cli.attention);
+  if (cli.layers) options.model.layers = *cli.layers;
+  if (cli.heads) options.model.heads = *cli.heads;
+  if (cli.hidden) options.model.hidden = *cli.hidden;
+  if (cli.output_heads) options.model.output_heads = *cli.output_heads;
+  if (cli.dropout) options.model.dropout = *cli.dropout;
+  if (cli.attention_dropout) options.model.attention_dropout = *cli.attention_dropout;
+  if (cli.learning_rate) options.optimizer.learning_rate = *cli.learning_rate;
+  if (cli.weight_decay) options.optimizer.weight_decay = *cli.weight_decay;
+  if (cli.epochs) options.epochs = *cli.epochs;
+  if (cli.patience) options.patience = *cli.patience;
+  options.seed = seed;
+  return options;
+}
+
+// Progress of one run on stderr: a live line on a terminal, a plain line every 50 epochs
+// otherwise, nothing with --quiet.
+class Progress {
+ public:
+  Progress(bool quiet, std::int64_t run, std::int64_t runs, const train::TrainOptions& options)
+      : quiet_(quiet),
+        terminal_(isatty(fileno(stderr)) != 0),
+        prefix_("run " + std::to_string(run + 1) + "/" + std::to_string(runs) + " seed " +
+                std::to_string(options.seed)),
+        epochs_(options.epochs),
+        patience_(options.patience) {}
+
+  void operator()(const train::EpochStats& stats) {
+    elapsed_ms_ += stats.milliseconds;
+    waiting_ = stats.improved ? 0 : waiting_ + 1;
+    if (stats.checkpoint) best_ = stats.val_accuracy;
+    if (quiet_) return;
+    std::int64_t remaining = epochs_ - stats.epoch;
+    if (patience_ > 0) remaining = std::min(remaining, patience_ - waiting_);
+    const double eta_s =
+        static_cast<double>(remaining) * elapsed_ms_ / static_cast<double>(stats.epoch) / 1000.0;
+    const std::string line =
+        prefix_ + ": epoch " + std::to_string(stats.epoch) + " loss " + fixed(stats.train_loss, 4) +
+        " val_acc " + fixed(stats.val_accuracy, 4) + " best " + fixed(best_, 4) + " elapsed " +
+        fixed(elapsed_ms_ / 1000.0, 1) + " s ETA " + fixed(eta_s, 1) + " s";
+    if (terminal_) {
+      std::cerr << '\r' << line << "\x1b[K" << std::flush;
+    } else if (stats.epoch % 50 == 0) {
+      std::cerr << line << '\n';
+    }
+  }
+
+  void finish() const {
+    if (!quiet_ && terminal_) std::cerr << '\n';
+  }
+
+ private:
+  bool quiet_;
+  bool terminal_;
+  std::string prefix_;
+  std::int64_t epochs_;
+  std::int64_t patience_;
+  std::int64_t waiting_ = 0;
+  double elapsed_ms_ = 0.0;
+  double best_ = 0.0;
+};
+
+}  // namespace
+
+void add_train_command(CLI::App& app, TrainCommandOptions& options) {
+  auto* command = app.add_subcommand(
+      "train", "Train a graph attention network for node classification (the GAT paper's recipe)");
+  add_data_options(*command, options.data);
+  command->add_option("--attention", options.attention, "Attention layer: gat, gatv2 or dot")
+      ->check(CLI::IsMember({"gat", "gatv2", "dot"}))
+      ->capture_default_str();
+  command->add_option("--layers", options.layers, "Attention layers (default 2)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--heads", options.heads, "Heads of every hidden layer (default 8)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--hidden", options.hidden, "Features per head of hidden layers (default 8)")
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--output-heads", options.output_heads,
+                   "Heads of the output layer, averaged (default 1; PubMed 8)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--dropout", options.dropout, "Dropout on layer inputs (default 0.6)")
+      ->check(CLI::Range(0.0, 0.999999));
+  command
+      ->add_option("--attn-dropout", options.attention_dropout,
+                   "Dropout on attention coefficients (default 0.6)")
+      ->check(CLI::Range(0.0, 0.999999));
+  command
+      ->add_option("--lr", options.learning_rate, "Adam learning rate (default 0.005; PubMed 0.01)")
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--weight-decay", options.weight_decay,
+                   "L2 weight decay added to the gradients (default 5e-4; PubMed 1e-3)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--epochs", options.epochs, "Maximum epochs (default 10000)")
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--patience", options.patience,
+                   "Early-stopping patience in epochs; 0 trains exactly --epochs (default 100)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--runs", options.runs, "Runs with seeds seed, seed+1, ...")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--threads", options.threads, "Worker threads (0: all cores)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command->add_option("--metrics-json", options.metrics_json,
+                      "Write per-run and summary metrics as JSON to this file");
+  command->add_flag("--force", options.force, "Replace existing output files");
+  command->add_flag("--quiet", options.quiet, "Print only the final summary");
+  command->footer(
+      "--seed seeds the first run (initialisation and dropout) and random splits.\n"
+      "Features with no negative entries are row-normalised, as in the paper.\n\n"
+      "Examples:\n"
+      "  maskgat train --dataset cora\n"
+      "  maskgat train --dataset citeseer --runs 10 --metrics-json citeseer.json\n"
+      "  maskgat train --dataset cora --attention gatv2 --threads 1\n"
+      "  maskgat train --graph edges.txt --features features.csv --labels labels.txt "
+      "--undirected");
+}
+
+int run_train(TrainCommandOptions& options) {
+  if (options.metrics_json && !options.force && std::filesystem::exists(*options.metrics_json)) {
+    throw IoError(options.metrics_json->string() + ": the file exists; pass --force to replace it");
+  }
+  std::optional<tbb::global_control> threads;
+  if (options.threads > 0) {
+    threads.emplace(tbb::global_control::max_allowed_parallelism,
+                    static_cast<std::size_t>(options.threads));
+  }
+  Dataset dataset = load_data(options.data);
+  dataset.require_features();
+  if (features_non_negative(dataset.features)) {
+    dataset.features.normalize_rows();
+  } else {
+    std::cerr << "note: features have negative entries, so rows are not normalised\n";
+  }
+
+  std::vector<train::FitResult> results;
+  std::vector<std::uint64_t> seeds;
+  train::TrainOptions last;
+  for (std::int64_t run = 0; run < options.runs; ++run) {
+    const train::TrainOptions train_options =
+        recipe(options, options.data.load.seed + static_cast<std::uint64_t>(run));
+    last = train_options;
+    train::Trainer trainer = [&] {
+      try {
+        return train::Trainer(dataset, train_options);
+      } catch (const InvalidArgument& error) {
+        throw Error(error.what());  // a dataset the recipe cannot train on is a data error
+      }
+    }();
+    Progress progress(options.quiet, run, options.runs, train_options);
+    const train::FitResult result =
+        trainer.fit([&](const train::EpochStats& stats) { progress(stats); });
+    progress.finish();
+    results.push_back(result);
+    seeds.push_back(train_options.seed);
+    if (!options.quiet) {
+      std::cout << "run " << run + 1 << " seed " << train_options.seed << ": test_acc "
+                << fixed(result.test_accuracy, 4) << " val_acc " << fixed(result.val_accuracy, 4)
+                << " best_epoch " << result.best_epoch << " epochs " << result.epochs << " "
+                << fixed(result.ms_per_epoch, 2) << " ms/epoch\n";
+    }
+  }
+
+  double mean = 0.0;
+  double ms = 0.0;
+  for (const auto& result : results) {
+    mean += result.test_accuracy;
+    ms += result.ms_per_epoch;
+  }
+  mean /= static_cast<double>(results.size());
+  ms /= static_cast<double>(results.size());
+  double variance = 0.0;
+  for (const auto& result : results) variance += std::pow(result.test_accuracy - mean, 2);
+  const double std_dev = std::sqrt(variance / static_cast<double>(results.size()));
+  std::cout << dataset.name << " " << nn::attention_kind_name(last.model.attention)
+            << ": test accuracy " << fixed(100.0 * mean, 2) << " ± " << fixed(100.0 * std_dev, 2)
+            << " % over " << results.size() << (results.size() == 1 ? " run" : " runs") << ", "
+            << fixed(ms, 2) << " ms per epoch\n";
+
+  if (options.metrics_json) {
+    nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+    for (std::size_t k = 0; k < results.size(); ++k) {
+      runs.push_back({{"seed", seeds[k]},
+                      {"epochs", results[k].epochs},
+                      {"best_epoch", results[k].best_epoch},
+                      {"val_acc", results[k].val_accuracy},
+                      {"test_acc", results[k].test_accuracy},
+                      {"ms_per_epoch", results[k].ms_per_epoch}});
+    }
+    const nlohmann::ordered_json out = {
+        {"dataset", dataset.name},
+        {"attention", nn::attention_kind_name(last.model.attention)},
+        {"runs", runs},
+        {"test_acc_mean", mean},
+        {"test_acc_std", std_dev}};
+    write_file_atomically(*options.metrics_json, out.dump(2) + "\n", options.force);
+  }
+  return 0;
+}
+
+}  // namespace maskgat::app

@@ -1,0 +1,32 @@
+#pragma once
+// `maskgat train`: the GAT paper's node classification, one or several seeds.
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "data_options.hpp"
+
+namespace maskgat::app {
+
+struct TrainCommandOptions {
+  DataOptions data;
+  std::string attention = "gat";
+  std::optional<std::int64_t> layers, heads, hidden, output_heads, epochs, patience;
+  std::optional<double> dropout, attention_dropout, learning_rate, weight_decay;
+  std::int64_t runs = 1;
+  std::int64_t threads = 0;
+  std::optional<std::filesystem::path> metrics_json;
+  bool force = false;
+  bool quiet = false;
+};
+
+// Registers the `train` subcommand on `app`.
+void add_train_command(CLI::App& app, TrainCommandOptions& options);
+
+// Runs it; returns the exit code.
+int run_train(TrainCommandOptions& options);
+
+}  // namespace maskgat::app

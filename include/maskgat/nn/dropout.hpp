@@ -1,0 +1,29 @@
+#pragma once
+/// @file
+/// Inverted dropout on layer inputs, dense or sparse, with masks recomputed from a `DropoutKey`.
+
+#include "maskgat/core/random.hpp"
+#include "maskgat/core/tensor.hpp"
+
+namespace maskgat::nn {
+
+/// `out(i, c) = x(i, c) * d(i * F + c)`, with `d` the key's factor (0 or 1 / (1 - p)).
+/// `out` may be `x`. Parallel over fixed row blocks; the mask does not depend on scheduling.
+/// @throws InvalidArgument when the probability is outside [0, 1).
+template <typename T>
+void dropout(const RowMatrix<T>& x, const DropoutKey& key, RowMatrix<T>& out);
+
+/// Dropout of a sparse matrix's stored entries only (as PyG's dropout on sparse features): the
+/// k-th stored entry is scaled by `d(k)`; the sparsity pattern is kept, dropped entries store 0.
+/// `x` must be compressed (the loaders' output is).
+/// @throws InvalidArgument when the probability is outside [0, 1) or `x` is not compressed.
+template <typename T>
+void dropout(const RowSparse<T>& x, const DropoutKey& key, RowSparse<T>& out);
+
+/// Backward of dense `dropout`: `grad_x(i, c) = grad_out(i, c) * d(i * F + c)`; `grad_x` may be
+/// `grad_out`.
+/// @throws InvalidArgument when the probability is outside [0, 1).
+template <typename T>
+void dropout_backward(const RowMatrix<T>& grad_out, const DropoutKey& key, RowMatrix<T>& grad_x);
+
+}  // namespace maskgat::nn

@@ -1,0 +1,29 @@
+#pragma once
+/// @file
+/// Log-softmax and the negative log-likelihood loss of node classification.
+
+#include <cstdint>
+#include <span>
+
+#include "maskgat/core/tensor.hpp"
+#include "maskgat/core/types.hpp"
+
+namespace maskgat::nn {
+
+/// Row-wise `out(i, k) = z(i, k) - m_i - log sum_k' exp(z(i, k') - m_i)`, with `m_i` the row
+/// maximum (no overflow for any finite logits). `out` is resized to N x K.
+template <typename T>
+void log_softmax(const RowMatrix<T>& logits, RowMatrix<T>& out);
+
+/// Mean negative log-likelihood of the classes `labels[i]` of the nodes `nodes` under
+/// `log_softmax(logits)`: `L = -1/|nodes| sum_{i in nodes} log p(i, labels[i])`.
+/// With `grad`, also writes dL/dlogits (resized to N x K): `(p(i, .) - onehot(labels[i])) /
+/// |nodes|` on the rows of `nodes`, zero elsewhere. Serial, in the order of `nodes`.
+/// @param labels N class ids
+/// @throws InvalidArgument when `nodes` is empty, a node is outside [0, N), or its label is
+///         outside [0, K).
+template <typename T>
+double nll_loss(const RowMatrix<T>& logits, std::span<const std::int32_t> labels,
+                std::span<const NodeId> nodes, RowMatrix<T>* grad = nullptr);
+
+}  // namespace maskgat::nn

@@ -1,0 +1,45 @@
+#pragma once
+/// @file
+/// Classification metrics over a set of nodes.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "maskgat/core/tensor.hpp"
+#include "maskgat/core/types.hpp"
+
+namespace maskgat::train {
+
+/// The class of largest score in every row (the lowest index on ties).
+template <typename T>
+[[nodiscard]] std::vector<std::int32_t> predict_classes(const RowMatrix<T>& scores);
+
+/// Counts of (true class, predicted class) over a set of nodes.
+class ConfusionMatrix {
+ public:
+  /// An empty matrix of no classes.
+  ConfusionMatrix() = default;
+  /// @throws InvalidArgument when `classes` is not positive, a node is outside the label and
+  ///         prediction arrays, or a label or prediction is outside [0, classes).
+  ConfusionMatrix(std::int32_t classes, std::span<const std::int32_t> labels,
+                  std::span<const std::int32_t> predicted, std::span<const NodeId> nodes);
+
+  [[nodiscard]] std::int32_t classes() const noexcept { return classes_; }
+  /// Nodes of class `truth` predicted as `predicted`.
+  [[nodiscard]] std::int64_t count(std::int32_t truth, std::int32_t predicted) const noexcept;
+  /// All counted nodes.
+  [[nodiscard]] std::int64_t total() const noexcept { return total_; }
+  /// Fraction predicted correctly (0 when no node was counted).
+  [[nodiscard]] double accuracy() const noexcept;
+  /// Mean over classes of F1 = 2 TP / (2 TP + FP + FN); a class with no true and no predicted
+  /// node scores 0, as scikit-learn's `f1_score(average="macro", zero_division=0)`.
+  [[nodiscard]] double macro_f1() const noexcept;
+
+ private:
+  std::int32_t classes_ = 0;
+  std::int64_t total_ = 0;
+  std::vector<std::int64_t> counts_;  // classes x classes, row = true class
+};
+
+}  // namespace maskgat::train

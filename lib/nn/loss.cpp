@@ -1,0 +1,58 @@
+#include "maskgat/nn/loss.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "maskgat/core/error.hpp"
+
+namespace maskgat::nn {
+
+template <typename T>
+void log_softmax(const RowMatrix<T>& logits, RowMatrix<T>& out) {
+  out.resize(logits.rows(), logits.cols());
+  for (std::int64_t i = 0; i < logits.rows(); ++i) {
+    const T max = logits.row(i).maxCoeff();
+    const T log_sum = std::log((logits.row(i).array() - max).exp().sum());
+    out.row(i) = logits.row(i).array() - max - log_sum;
+  }
+}
+
+template <typename T>
+double nll_loss(const RowMatrix<T>& logits, std::span<const std::int32_t> labels,
+                std::span<const NodeId> nodes, RowMatrix<T>* grad) {
+  if (nodes.empty()) throw InvalidArgument("nll_loss: no nodes to average over");
+  const std::int64_t classes = logits.cols();
+  if (grad != nullptr) grad->setZero(logits.rows(), classes);
+  const T scale = T(1) / static_cast<T>(nodes.size());
+  double total = 0.0;
+  for (const NodeId node : nodes) {
+    if (node < 0 || node >= logits.rows() || static_cast<std::size_t>(node) >= labels.size()) {
+      throw InvalidArgument("nll_loss: node " + std::to_string(node) + " is outside [0, " +
+                            std::to_string(logits.rows()) + ")");
+    }
+    const std::int32_t label = labels[static_cast<std::size_t>(node)];
+    if (label < 0 || label >= classes) {
+      throw InvalidArgument("nll_loss: node " + std::to_string(node) + " has label " +
+                            std::to_string(label) + ", expected a class in [0, " +
+                            std::to_string(classes) + ")");
+    }
+    const auto row = logits.row(node);
+    const T max = row.maxCoeff();
+    const T log_sum = std::log((row.array() - max).exp().sum());
+    total -= static_cast<double>(row(label) - max - log_sum);
+    if (grad != nullptr) {
+      grad->row(node) = (row.array() - max - log_sum).exp() * scale;
+      (*grad)(node, label) -= scale;
+    }
+  }
+  return total / static_cast<double>(nodes.size());
+}
+
+template void log_softmax<float>(const RowMatrix<float>&, RowMatrix<float>&);
+template void log_softmax<double>(const RowMatrix<double>&, RowMatrix<double>&);
+template double nll_loss<float>(const RowMatrix<float>&, std::span<const std::int32_t>,
+                                std::span<const NodeId>, RowMatrix<float>*);
+template double nll_loss<double>(const RowMatrix<double>&, std::span<const std::int32_t>,
+                                 std::span<const NodeId>, RowMatrix<double>*);
+
+}  // namespace maskgat::nn

@@ -1,0 +1,226 @@
+#include "maskgat/nn/model.hpp"
+
+#include <cmath>
+#include <string>
+#include <variant>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/nn/dot_attention_conv.hpp"
+#include "maskgat/nn/dropout.hpp"
+#include "maskgat/nn/gat_conv.hpp"
+#include "maskgat/nn/gatv2_conv.hpp"
+
+namespace maskgat::nn {
+
+const char* attention_kind_name(AttentionKind kind) noexcept {
+  switch (kind) {
+    case AttentionKind::kGat:
+      return "gat";
+    case AttentionKind::kGatv2:
+      return "gatv2";
+    case AttentionKind::kDot:
+      return "dot";
+  }
+  return "gat";
+}
+
+AttentionKind parse_attention_kind(std::string_view name) {
+  for (const auto kind : {AttentionKind::kGat, AttentionKind::kGatv2, AttentionKind::kDot}) {
+    if (name == attention_kind_name(kind)) return kind;
+  }
+  throw InvalidArgument("attention must be gat, gatv2 or dot, got '" + std::string(name) + "'");
+}
+
+namespace {
+
+template <typename T>
+using Layer = std::variant<BasicGatConv<T>, BasicGatV2Conv<T>, BasicDotAttentionConv<T>>;
+template <typename T>
+using LayerCache = std::variant<typename BasicGatConv<T>::Cache, typename BasicGatV2Conv<T>::Cache,
+                                typename BasicDotAttentionConv<T>::Cache>;
+
+void check_positive(const char* name, std::int64_t value) {
+  if (value <= 0) {
+    throw InvalidArgument(std::string("model: ") + name + " is " + std::to_string(value) +
+                          ", expected a positive count");
+  }
+}
+
+// The shared options of layer `index` (0-based) of a model.
+template <typename Options>
+Options layer_options(const ModelOptions& model, std::int64_t index) {
+  const bool output = index + 1 == model.layers;
+  Options options;
+  options.in_features = index == 0 ? model.in_features : model.heads * model.hidden;
+  options.out_features = output ? model.classes : model.hidden;
+  options.heads = output ? model.output_heads : model.heads;
+  options.concat = !output;
+  options.dropout = model.attention_dropout;
+  options.schedule = model.schedule;
+  return options;
+}
+
+template <typename T>
+Layer<T> make_layer(ParameterStore<T>& store, const ModelOptions& model, std::int64_t index,
+                    Rng& rng) {
+  const std::string name = "conv" + std::to_string(index + 1);
+  switch (model.attention) {
+    case AttentionKind::kGatv2:
+      return Layer<T>(std::in_place_index<1>, store, name,
+                      layer_options<GatV2ConvOptions>(model, index), rng);
+    case AttentionKind::kDot:
+      return Layer<T>(std::in_place_index<2>, store, name,
+                      layer_options<DotAttentionConvOptions>(model, index), rng);
+    case AttentionKind::kGat:
+      break;
+  }
+  return Layer<T>(std::in_place_index<0>, store, name, layer_options<GatConvOptions>(model, index),
+                  rng);
+}
+
+template <typename T>
+T elu(T z) {
+  return z > T(0) ? z : std::expm1(z);
+}
+
+template <typename T>
+T elu_derivative(T z) {
+  return z > T(0) ? T(1) : std::exp(z);
+}
+
+}  // namespace
+
+template <typename T>
+struct BasicModel<T>::Impl {
+  ModelOptions options;
+  std::unique_ptr<ParameterStore<T>> store = std::make_unique<ParameterStore<T>>();
+  std::vector<Layer<T>> layers;
+  std::vector<LayerCache<T>> caches;
+  std::vector<DropoutKey> input_dropout;  // per layer, of the last forward
+  std::vector<RowMatrix<T>> outputs;      // per layer, before the activation
+  std::vector<RowMatrix<T>> inputs;       // per layer >= 1: dropout(ELU(previous output))
+  RowMatrix<T> dense_input;               // layer 0's input after dropout
+  RowSparse<T> sparse_input;
+  RowMatrix<T> grad;
+  RowMatrix<T> grad_input;
+
+  // Layer `index`'s input in the last forward.
+  InputRef<T> input(std::size_t index, InputRef<T> x) const {
+    if (index > 0) return inputs[index];
+    if (input_dropout[0].probability == 0.0) return x;
+    if (x.is_sparse()) return sparse_input;
+    return dense_input;
+  }
+};
+
+template <typename T>
+BasicModel<T>::BasicModel(const ModelOptions& options, Rng& rng) : impl_(std::make_unique<Impl>()) {
+  check_positive("in_features", options.in_features);
+  check_positive("classes", options.classes);
+  check_positive("layers", options.layers);
+  check_positive("heads", options.heads);
+  check_positive("hidden", options.hidden);
+  check_positive("output_heads", options.output_heads);
+  if (!(options.dropout >= 0.0 && options.dropout < 1.0)) {
+    throw InvalidArgument("model: dropout " + std::to_string(options.dropout) +
+                          " is outside [0, 1)");
+  }
+  impl_->options = options;
+  const auto count = static_cast<std::size_t>(options.layers);
+  for (std::int64_t index = 0; index < options.layers; ++index) {
+    impl_->layers.push_back(make_layer(*impl_->store, options, index, rng));
+  }
+  for (const auto& layer : impl_->layers) {
+    impl_->caches.push_back(std::visit(
+        [](const auto& conv) -> LayerCache<T> {
+          return typename std::decay_t<decltype(conv)>::Cache{};
+        },
+        layer));
+  }
+  impl_->input_dropout.resize(count);
+  impl_->outputs.resize(count);
+  impl_->inputs.resize(count);
+}
+
+template <typename T>
+BasicModel<T>::~BasicModel() = default;
+template <typename T>
+BasicModel<T>::BasicModel(BasicModel&&) noexcept = default;
+template <typename T>
+BasicModel<T>& BasicModel<T>::operator=(BasicModel&&) noexcept = default;
+
+template <typename T>
+const RowMatrix<T>& BasicModel<T>::forward(const Graph& mask, InputRef<T> x, Mode mode, Rng& rng) {
+  Impl& s = *impl_;
+  const bool train = mode == Mode::kTrain && s.options.dropout > 0.0;
+  for (std::size_t index = 0; index < s.layers.size(); ++index) {
+    s.input_dropout[index] =
+        train ? DropoutKey{s.options.dropout, rng.next_u64(), index} : DropoutKey{};
+    if (index == 0) {
+      if (train && x.is_sparse()) dropout(x.sparse(), s.input_dropout[0], s.sparse_input);
+      if (train && !x.is_sparse()) dropout(x.dense(), s.input_dropout[0], s.dense_input);
+    } else {
+      RowMatrix<T>& input = s.inputs[index];
+      input = s.outputs[index - 1].unaryExpr([](T z) { return elu(z); });
+      if (train) dropout(input, s.input_dropout[index], input);
+    }
+    std::visit(
+        [&](const auto& layer) {
+          using Cache = typename std::decay_t<decltype(layer)>::Cache;
+          layer.forward(mask, s.input(index, x), mode, rng, std::get<Cache>(s.caches[index]),
+                        s.outputs[index]);
+        },
+        s.layers[index]);
+  }
+  return s.outputs.back();
+}
+
+template <typename T>
+void BasicModel<T>::backward(const Graph& mask, InputRef<T> x, const RowMatrix<T>& grad_logits) {
+  Impl& s = *impl_;
+  s.grad = grad_logits;
+  for (std::size_t index = s.layers.size(); index-- > 0;) {
+    std::visit(
+        [&](const auto& layer) {
+          using Cache = typename std::decay_t<decltype(layer)>::Cache;
+          layer.backward(mask, s.input(index, x), std::get<Cache>(s.caches[index]), s.grad,
+                         index > 0 ? &s.grad_input : nullptr);
+        },
+        s.layers[index]);
+    if (index == 0) break;
+    dropout_backward(s.grad_input, s.input_dropout[index], s.grad);
+    s.grad.array() *= s.outputs[index - 1].unaryExpr([](T z) { return elu_derivative(z); }).array();
+  }
+}
+
+template <typename T>
+std::vector<AttentionWeights<T>> BasicModel<T>::attention(const Graph& mask) const {
+  std::vector<AttentionWeights<T>> result;
+  for (std::size_t index = 0; index < impl_->layers.size(); ++index) {
+    std::visit(
+        [&](const auto& layer) {
+          using Cache = typename std::decay_t<decltype(layer)>::Cache;
+          result.push_back(layer.attention(mask, std::get<Cache>(impl_->caches[index])));
+        },
+        impl_->layers[index]);
+  }
+  return result;
+}
+
+template <typename T>
+ParameterStore<T>& BasicModel<T>::parameters() noexcept {
+  return *impl_->store;
+}
+template <typename T>
+const ParameterStore<T>& BasicModel<T>::parameters() const noexcept {
+  return *impl_->store;
+}
+template <typename T>
+const ModelOptions& BasicModel<T>::options() const noexcept {
+  return impl_->options;
+}
+
+template class BasicModel<float>;
+template class BasicModel<double>;
+
+}  // namespace maskgat::nn

@@ -1,0 +1,186 @@
+#include "maskgat/train/trainer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <string>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/graph/masks.hpp"
+#include "maskgat/nn/loss.hpp"
+
+namespace maskgat::train {
+
+TrainOptions paper_recipe(std::string_view dataset) {
+  TrainOptions options;
+  if (dataset == "pubmed") {
+    options.model.output_heads = 8;
+    options.optimizer.learning_rate = 0.01;
+    options.optimizer.weight_decay = 1e-3;
+  }
+  return options;
+}
+
+namespace {
+
+nn::ModelOptions model_options(const Dataset& dataset, const TrainOptions& options) {
+  dataset.require_features();
+  nn::ModelOptions model = options.model;
+  model.in_features = dataset.features.cols();
+  model.classes = dataset.num_classes();
+  return model;
+}
+
+double elapsed_ms(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+}  // namespace
+
+struct Trainer::Impl {
+  Impl(const Dataset& data, const TrainOptions& train_options)
+      : dataset(&data),
+        options(train_options),
+        rng(train_options.seed),
+        model(model_options(data, train_options), rng),
+        optimizer(model.parameters().size(), train_options.optimizer),
+        mask(masks::from_graph(data.graph, true)),
+        train_nodes(data.nodes_in(SplitPart::kTrain)),
+        val_nodes(data.nodes_in(SplitPart::kVal)),
+        test_nodes(data.nodes_in(SplitPart::kTest)) {
+    if (options.epochs <= 0) {
+      throw InvalidArgument("train: epochs is " + std::to_string(options.epochs) +
+                            ", expected a positive count");
+    }
+    if (options.patience < 0) {
+      throw InvalidArgument("train: patience is " + std::to_string(options.patience) +
+                            ", expected 0 (no early stopping) or a positive count");
+    }
+    if (train_nodes.empty()) throw InvalidArgument("train: the split has no training nodes");
+    if (options.patience > 0 && val_nodes.empty()) {
+      throw InvalidArgument(
+          "train: the split has no validation nodes, which early stopping needs (use patience 0)");
+    }
+  }
+
+  InputRef<float> features() const { return dataset->features.view(); }
+
+  const RowMatrix<float>& evaluation_logits() {
+    return model.forward(mask, features(), nn::Mode::kEval, rng);
+  }
+
+  const Dataset* dataset;
+  TrainOptions options;
+  Rng rng;
+  nn::Model model;
+  optim::Adam optimizer;
+  Graph mask;
+  std::vector<NodeId> train_nodes;
+  std::vector<NodeId> val_nodes;
+  std::vector<NodeId> test_nodes;
+  RowMatrix<float> grad_logits;
+};
+
+Trainer::Trainer(const Dataset& dataset, const TrainOptions& options)
+    : impl_(std::make_unique<Impl>(dataset, options)) {}
+Trainer::~Trainer() = default;
+Trainer::Trainer(Trainer&&) noexcept = default;
+Trainer& Trainer::operator=(Trainer&&) noexcept = default;
+
+FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
+  Impl& s = *impl_;
+  auto& parameters = s.model.parameters();
+  const auto labels = std::span<const std::int32_t>(s.dataset->labels);
+  double best_accuracy = 0.0;
+  double best_loss = std::numeric_limits<double>::infinity();
+  std::int64_t waiting = 0;
+  std::vector<float> best_values(parameters.values().begin(), parameters.values().end());
+  FitResult result;
+  double total_ms = 0.0;
+  for (std::int64_t epoch = 1; epoch <= s.options.epochs; ++epoch) {
+    const auto start = std::chrono::steady_clock::now();
+    EpochStats stats;
+    stats.epoch = epoch;
+    parameters.zero_grad();
+    const RowMatrix<float>& logits = s.model.forward(s.mask, s.features(), nn::Mode::kTrain, s.rng);
+    stats.train_loss = nn::nll_loss(logits, labels, s.train_nodes, &s.grad_logits);
+    stats.train_accuracy =
+        ConfusionMatrix(s.dataset->num_classes(), labels, predict_classes(logits), s.train_nodes)
+            .accuracy();
+    s.model.backward(s.mask, s.features(), s.grad_logits);
+    s.optimizer.step(parameters.values(), parameters.grads());
+
+    if (!s.val_nodes.empty()) {
+      const RowMatrix<float>& eval = s.evaluation_logits();
+      stats.val_loss = nn::nll_loss<float>(eval, labels, s.val_nodes);
+      stats.val_accuracy =
+          ConfusionMatrix(s.dataset->num_classes(), labels, predict_classes(eval), s.val_nodes)
+              .accuracy();
+    }
+    stats.milliseconds = elapsed_ms(start);
+    total_ms += stats.milliseconds;
+
+    bool stop = false;
+    if (s.options.patience == 0) {
+      stats.checkpoint = true;
+    } else if (stats.val_accuracy >= best_accuracy || stats.val_loss <= best_loss) {
+      stats.improved = true;
+      stats.checkpoint = stats.val_accuracy >= best_accuracy && stats.val_loss <= best_loss;
+      best_accuracy = std::max(best_accuracy, stats.val_accuracy);
+      best_loss = std::min(best_loss, stats.val_loss);
+      waiting = 0;
+    } else {
+      stop = ++waiting >= s.options.patience;
+    }
+    if (stats.checkpoint) {
+      std::copy(parameters.values().begin(), parameters.values().end(), best_values.begin());
+      result.best_epoch = epoch;
+      result.val_accuracy = stats.val_accuracy;
+      result.val_loss = stats.val_loss;
+    }
+    result.epochs = epoch;
+    if (on_epoch) on_epoch(stats);
+    if (stop) break;
+  }
+  std::copy(best_values.begin(), best_values.end(), parameters.values().begin());
+  result.ms_per_epoch = total_ms / static_cast<double>(result.epochs);
+  if (!s.test_nodes.empty()) result.test_accuracy = evaluate(SplitPart::kTest).accuracy;
+  return result;
+}
+
+SplitMetrics Trainer::evaluate(SplitPart part) {
+  Impl& s = *impl_;
+  const std::vector<NodeId> nodes = s.dataset->nodes_in(part);
+  if (nodes.empty()) {
+    throw InvalidArgument(std::string("evaluate: no node is in the ") + split_part_name(part) +
+                          " split");
+  }
+  const auto labels = std::span<const std::int32_t>(s.dataset->labels);
+  const RowMatrix<float>& logits = s.evaluation_logits();
+  SplitMetrics metrics;
+  metrics.nodes = static_cast<std::int64_t>(nodes.size());
+  metrics.loss = nn::nll_loss<float>(logits, labels, nodes);
+  metrics.confusion =
+      ConfusionMatrix(s.dataset->num_classes(), labels, predict_classes(logits), nodes);
+  metrics.accuracy = metrics.confusion.accuracy();
+  metrics.macro_f1 = metrics.confusion.macro_f1();
+  return metrics;
+}
+
+RowMatrix<float> Trainer::predict_probabilities() {
+  RowMatrix<float> log_probabilities;
+  nn::log_softmax(impl_->evaluation_logits(), log_probabilities);
+  return log_probabilities.array().exp();
+}
+
+std::vector<nn::AttentionWeights<float>> Trainer::attention() {
+  impl_->evaluation_logits();
+  return impl_->model.attention(impl_->mask);
+}
+
+nn::Model& Trainer::model() noexcept { return impl_->model; }
+const TrainOptions& Trainer::options() const noexcept { return impl_->options; }
+const Graph& Trainer::mask() const noexcept { return impl_->mask; }
+
+}  // namespace maskgat::train

@@ -1,0 +1,163 @@
+#include <doctest/doctest.h>
+#include <tbb/global_control.h>
+
+#include <string>
+#include <vector>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/graph/masks.hpp"
+#include "maskgat/nn/loss.hpp"
+#include "maskgat/nn/model.hpp"
+#include "support/dense_attention.hpp"
+#include "support/random_data.hpp"
+
+using maskgat::Graph;
+using maskgat::NodeId;
+using maskgat::RowMatrix;
+namespace nn = maskgat::nn;
+namespace test = maskgat::test;
+
+namespace {
+
+constexpr std::int64_t kNodes = 12;
+
+nn::ModelOptions small_options(nn::AttentionKind kind, std::int64_t layers) {
+  nn::ModelOptions options;
+  options.attention = kind;
+  options.in_features = 5;
+  options.classes = 3;
+  options.layers = layers;
+  options.heads = 2;
+  options.hidden = 3;
+  options.output_heads = 2;
+  options.dropout = 0.4;
+  options.attention_dropout = 0.3;
+  return options;
+}
+
+// Central differences of the training loss (dropout on, same keys every pass) against backward,
+// for every parameter tensor of the model.
+template <typename Input>
+void check_model_gradients(const nn::ModelOptions& options, const Input& x) {
+  const Graph mask = maskgat::masks::from_graph(test::random_graph(kNodes, 4, 41));
+  maskgat::Rng init(3);
+  nn::BasicModel<double> model(options, init);
+  // Move every parameter off its initial value: zero biases would put the LeakyReLU of a node
+  // whose whole input was dropped exactly on its kink, where differences are meaningless.
+  for (auto& value : model.parameters().values()) value += 0.2 * (init.uniform() - 0.5);
+  std::vector<std::int32_t> labels(kNodes);
+  for (NodeId i = 0; i < kNodes; ++i) labels[static_cast<std::size_t>(i)] = i % 3;
+  const std::vector<NodeId> nodes{0, 2, 3, 5, 7, 8, 11};
+  const auto loss = [&](RowMatrix<double>* grad) {
+    maskgat::Rng rng(9);
+    return nn::nll_loss(model.forward(mask, x, nn::Mode::kTrain, rng), labels, nodes, grad);
+  };
+  RowMatrix<double> grad;
+  model.parameters().zero_grad();
+  loss(&grad);
+  model.backward(mask, x, grad);
+  const std::vector<double> analytic(model.parameters().grads().begin(),
+                                     model.parameters().grads().end());
+  auto values = model.parameters().values();
+  for (const auto& entry : model.parameters().entries()) {
+    CAPTURE(entry.name);
+    RowMatrix<double> numeric(entry.parameter.rows, entry.parameter.cols);
+    for (std::int64_t k = 0; k < entry.parameter.size(); ++k) {
+      double& value = values[static_cast<std::size_t>(entry.parameter.offset + k)];
+      const double saved = value;
+      value = saved + 1e-6;
+      const double plus = loss(nullptr);
+      value = saved - 1e-6;
+      const double minus = loss(nullptr);
+      value = saved;
+      numeric.data()[k] = (plus - minus) / 2e-6;
+    }
+    const RowMatrix<double> backward = Eigen::Map<const RowMatrix<double>>(
+        analytic.data() + entry.parameter.offset, entry.parameter.rows, entry.parameter.cols);
+    if (numeric.norm() < 1e-8) {
+      CHECK(backward.norm() < 1e-10);  // e.g. a key bias, cancelled by the softmax
+    } else {
+      CHECK(test::relative_error(backward, numeric) < 1e-6);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("Model backward matches central differences through ELU and input dropout") {
+    const RowMatrix<double> dense = test::random_matrix<double>(kNodes, 5, 42);
+    const auto sparse = test::random_sparse<double>(kNodes, 5, 0.5, 43);
+    SUBCASE("gat - 2 layers - dense input") {
+      check_model_gradients(small_options(nn::AttentionKind::kGat, 2), dense);
+    }
+    SUBCASE("gat - 3 layers - sparse input") {
+      check_model_gradients(small_options(nn::AttentionKind::kGat, 3), sparse);
+    }
+    SUBCASE("gatv2 - 2 layers") {
+      check_model_gradients(small_options(nn::AttentionKind::kGatv2, 2), dense);
+    }
+    SUBCASE("dot - 2 layers") {
+      check_model_gradients(small_options(nn::AttentionKind::kDot, 2), dense);
+    }
+    SUBCASE("gat - 1 layer") {
+      check_model_gradients(small_options(nn::AttentionKind::kGat, 1), dense);
+    }
+  }
+
+  TEST_CASE("Model names its layers conv1..convL with the paper's shapes") {
+    maskgat::Rng rng(0);
+    nn::ModelOptions options;
+    options.in_features = 1433;
+    options.classes = 7;
+    const nn::Model model(options, rng);
+    const auto& store = model.parameters();
+    REQUIRE(store.find("conv1.weight"));
+    CHECK(store.find("conv1.weight")->cols == 64);
+    CHECK(store.find("conv2.weight")->rows == 64);
+    CHECK(store.find("conv2.weight")->cols == 7);
+    CHECK(store.find("conv2.bias")->cols == 7);
+    // The GAT paper's Cora model: 91,904 + 64 * 7 + 7 + 7 + 7 parameters.
+    CHECK(store.size() == 92373);
+  }
+
+  TEST_CASE("Model forward and backward are bitwise identical for 1 and 3 threads") {
+    const Graph mask = maskgat::masks::from_graph(test::skewed_graph(10000, 3000, 5));
+    const RowMatrix<float> x = test::random_matrix<float>(10000, 16, 6);
+    std::vector<std::int32_t> labels(10000);
+    for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 4);
+    std::vector<NodeId> nodes(500);
+    for (std::size_t i = 0; i < nodes.size(); ++i) nodes[i] = static_cast<NodeId>(i * 17);
+    const auto run = [&](std::size_t threads) {
+      const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      auto options = small_options(nn::AttentionKind::kGat, 2);
+      options.in_features = 16;
+      options.classes = 4;
+      maskgat::Rng rng(1);
+      nn::Model model(options, rng);
+      RowMatrix<float> grad;
+      const RowMatrix<float> logits = model.forward(mask, x, nn::Mode::kTrain, rng);
+      nn::nll_loss(logits, labels, nodes, &grad);
+      model.backward(mask, x, grad);
+      return std::make_pair(logits, std::vector<float>(model.parameters().grads().begin(),
+                                                       model.parameters().grads().end()));
+    };
+    const auto one = run(1);
+    CHECK(run(3) == one);
+  }
+
+  TEST_CASE("Model rejects invalid options") {
+    maskgat::Rng rng(0);
+    auto options = small_options(nn::AttentionKind::kGat, 0);
+    CHECK_THROWS_WITH_AS(nn::Model(options, rng), "model: layers is 0, expected a positive count",
+                         maskgat::InvalidArgument);
+    options = small_options(nn::AttentionKind::kGat, 2);
+    options.dropout = 1.5;
+    CHECK_THROWS_WITH_AS(nn::Model(options, rng), "model: dropout 1.500000 is outside [0, 1)",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(static_cast<void>(nn::parse_attention_kind("gcn")),
+                         "attention must be gat, gatv2 or dot, got 'gcn'",
+                         maskgat::InvalidArgument);
+    CHECK(nn::parse_attention_kind("gatv2") == nn::AttentionKind::kGatv2);
+  }
+}

@@ -1,0 +1,91 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/nn/dropout.hpp"
+#include "maskgat/nn/loss.hpp"
+#include "support/dense_attention.hpp"
+#include "support/random_data.hpp"
+
+using maskgat::DropoutKey;
+using maskgat::NodeId;
+using maskgat::RowMatrix;
+namespace nn = maskgat::nn;
+namespace test = maskgat::test;
+
+TEST_SUITE("unit") {
+  TEST_CASE("dense dropout keeps about 1 - p of the entries, scales them, and backward agrees") {
+    const RowMatrix<double> x = RowMatrix<double>::Ones(300, 100);
+    RowMatrix<double> out;
+    nn::dropout(x, DropoutKey{0.6, 11, 2}, out);
+    const double kept = static_cast<double>((out.array() != 0.0).count()) / 30000.0;
+    CHECK(kept == doctest::Approx(0.4).epsilon(0.03));
+    CHECK(((out.array() == 0.0) || (out.array() == 2.5)).all());
+    RowMatrix<double> grad;
+    nn::dropout_backward(x, DropoutKey{0.6, 11, 2}, grad);
+    CHECK(grad == out);
+    RowMatrix<double> in_place = x;
+    nn::dropout(in_place, DropoutKey{0.6, 11, 2}, in_place);
+    CHECK(in_place == out);
+    RowMatrix<double> none;
+    nn::dropout(x, DropoutKey{}, none);
+    CHECK(none == x);
+    CHECK_THROWS_WITH_AS(nn::dropout(x, DropoutKey{1.0, 0, 0}, out),
+                         "dropout: dropout probability 1.000000 is outside [0, 1)",
+                         maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("sparse dropout drops stored entries only and keeps the pattern") {
+    const auto x = test::random_sparse<double>(200, 50, 0.1, 3);
+    maskgat::RowSparse<double> out;
+    nn::dropout(x, DropoutKey{0.5, 4, 0}, out);
+    REQUIRE(out.nonZeros() == x.nonZeros());
+    std::int64_t dropped = 0;
+    for (std::int64_t k = 0; k < x.nonZeros(); ++k) {
+      const double before = x.valuePtr()[k];
+      const double after = out.valuePtr()[k];
+      CHECK(out.innerIndexPtr()[k] == x.innerIndexPtr()[k]);
+      CHECK((after == 0.0 || after == 2.0 * before));
+      dropped += after == 0.0 ? 1 : 0;
+    }
+    CHECK(static_cast<double>(dropped) / static_cast<double>(x.nonZeros()) ==
+          doctest::Approx(0.5).epsilon(0.1));
+  }
+
+  TEST_CASE("log_softmax and nll_loss match the closed form and their gradient") {
+    RowMatrix<double> logits(3, 3);
+    logits << 1.0, 2.0, 3.0, 1000.0, 0.0, -1000.0, 0.5, 0.5, 0.5;
+    RowMatrix<double> log_probabilities;
+    nn::log_softmax(logits, log_probabilities);
+    const double z = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0));
+    CHECK(log_probabilities(0, 2) == doctest::Approx(3.0 - z).epsilon(1e-15));
+    CHECK(log_probabilities(1, 0) == 0.0);
+    CHECK(std::isfinite(log_probabilities(1, 2)));
+    CHECK(log_probabilities(2, 1) == doctest::Approx(-std::log(3.0)).epsilon(1e-15));
+
+    const std::vector<std::int32_t> labels{2, 1, 0};
+    const std::vector<NodeId> nodes{0, 2};
+    RowMatrix<double> grad;
+    const double loss = nn::nll_loss(logits, labels, nodes, &grad);
+    CHECK(loss == doctest::Approx(((z - 3.0) + std::log(3.0)) / 2.0).epsilon(1e-15));
+    CHECK(grad.row(1).isZero());
+    // Central differences of the loss in every logit.
+    for (std::int64_t i = 0; i < 3; ++i) {
+      for (std::int64_t k = 0; k < 3; ++k) {
+        RowMatrix<double> shifted = logits;
+        shifted(i, k) += 1e-6;
+        const double plus = nn::nll_loss<double>(shifted, labels, nodes);
+        shifted(i, k) -= 2e-6;
+        const double minus = nn::nll_loss<double>(shifted, labels, nodes);
+        CHECK(grad(i, k) == doctest::Approx((plus - minus) / 2e-6).epsilon(1e-7));
+      }
+    }
+    const std::vector<std::int32_t> bad_labels{2, 1, 7};
+    CHECK_THROWS_WITH_AS(nn::nll_loss<double>(logits, bad_labels, nodes),
+                         "nll_loss: node 2 has label 7, expected a class in [0, 3)",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_AS(nn::nll_loss<double>(logits, labels, {}), maskgat::InvalidArgument);
+  }
+}

@@ -1,0 +1,129 @@
+#include <doctest/doctest.h>
+#include <tbb/global_control.h>
+
+#include <limits>
+#include <vector>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/io/synthetic.hpp"
+#include "maskgat/train/trainer.hpp"
+
+namespace train = maskgat::train;
+
+namespace {
+
+maskgat::Dataset small_synthetic() {
+  maskgat::SyntheticOptions options;
+  options.nodes = 600;
+  options.degree = 6.0;
+  options.features = 16;
+  options.classes = 4;
+  options.seed = 3;
+  return maskgat::make_synthetic(options, {});
+}
+
+train::TrainOptions quick_options() {
+  train::TrainOptions options;
+  options.epochs = 60;
+  options.patience = 10;
+  options.seed = 5;
+  return options;
+}
+
+std::vector<float> parameters_of(train::Trainer& trainer) {
+  const auto values = trainer.model().parameters().values();
+  return {values.begin(), values.end()};
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("Trainer learns a homophilous synthetic graph and is reproducible across threads") {
+    const maskgat::Dataset data = small_synthetic();
+    const auto run = [&](std::size_t threads) {
+      const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      train::Trainer trainer(data, quick_options());
+      const train::FitResult result = trainer.fit();
+      return std::make_pair(result, parameters_of(trainer));
+    };
+    const auto [result, parameters] = run(2);
+    CHECK(result.test_accuracy > 0.6);  // chance is 0.25
+    const auto [again, again_parameters] = run(2);
+    const auto [single, single_parameters] = run(1);
+    CHECK(again.test_accuracy == result.test_accuracy);
+    CHECK(again.best_epoch == result.best_epoch);
+    CHECK(again_parameters == parameters);
+    CHECK(single.test_accuracy == result.test_accuracy);
+    CHECK(single_parameters == parameters);
+  }
+
+  TEST_CASE("Trainer early stopping follows the reference rule") {
+    const maskgat::Dataset data = small_synthetic();
+    auto options = quick_options();
+    options.epochs = 400;
+    options.patience = 5;
+    train::Trainer trainer(data, options);
+    std::vector<train::EpochStats> epochs;
+    const train::FitResult result =
+        trainer.fit([&](const train::EpochStats& stats) { epochs.push_back(stats); });
+    // Replay the rule on the reported validation numbers.
+    double best_accuracy = 0.0;
+    double best_loss = std::numeric_limits<double>::infinity();
+    std::int64_t waiting = 0;
+    std::int64_t best_epoch = 0;
+    for (const auto& stats : epochs) {
+      const bool improved = stats.val_accuracy >= best_accuracy || stats.val_loss <= best_loss;
+      const bool checkpoint = stats.val_accuracy >= best_accuracy && stats.val_loss <= best_loss;
+      CHECK(stats.improved == improved);
+      CHECK(stats.checkpoint == checkpoint);
+      if (checkpoint) best_epoch = stats.epoch;
+      if (improved) {
+        best_accuracy = std::max(best_accuracy, stats.val_accuracy);
+        best_loss = std::min(best_loss, stats.val_loss);
+        waiting = 0;
+      } else {
+        ++waiting;
+      }
+    }
+    CHECK(waiting == options.patience);  // it stopped exactly when patience ran out
+    CHECK(result.epochs == static_cast<std::int64_t>(epochs.size()));
+    CHECK(result.epochs < options.epochs);
+    CHECK(result.best_epoch == best_epoch);
+    // The model holds the best epoch's parameters: evaluation reproduces its validation numbers.
+    const train::SplitMetrics val = trainer.evaluate(maskgat::SplitPart::kVal);
+    CHECK(val.accuracy == result.val_accuracy);
+    CHECK(val.loss == doctest::Approx(result.val_loss).epsilon(1e-12));
+  }
+
+  TEST_CASE("Trainer with patience 0 trains exactly the given epochs and keeps the last") {
+    const maskgat::Dataset data = small_synthetic();
+    auto options = quick_options();
+    options.epochs = 7;
+    options.patience = 0;
+    train::Trainer trainer(data, options);
+    const train::FitResult result = trainer.fit();
+    CHECK(result.epochs == 7);
+    CHECK(result.best_epoch == 7);
+    const auto probabilities = trainer.predict_probabilities();
+    CHECK(probabilities.rows() == 600);
+    CHECK((probabilities.rowwise().sum().array() - 1.0F).abs().maxCoeff() < 1e-5F);
+    const auto attention = trainer.attention();
+    REQUIRE(attention.size() == 2);
+    CHECK(attention[0].alpha.rows() == trainer.mask().num_edges());
+    CHECK(attention[0].alpha.cols() == 8);
+    CHECK(attention[1].alpha.cols() == 1);
+  }
+
+  TEST_CASE("Trainer rejects data it cannot train on") {
+    maskgat::Dataset data = small_synthetic();
+    auto options = quick_options();
+    options.epochs = 0;
+    CHECK_THROWS_WITH_AS(train::Trainer(data, options),
+                         "train: epochs is 0, expected a positive count", maskgat::InvalidArgument);
+    for (auto& part : data.split) {
+      if (part == maskgat::SplitPart::kTrain) part = maskgat::SplitPart::kNone;
+    }
+    CHECK_THROWS_WITH_AS(train::Trainer(data, quick_options()),
+                         "train: the split has no training nodes", maskgat::InvalidArgument);
+  }
+}
