@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "maskgat/core/error.hpp"
+
 namespace maskgat::app {
 
 void add_data_options(CLI::App& command, DataOptions& options) {
@@ -26,18 +28,19 @@ void add_data_options(CLI::App& command, DataOptions& options) {
       ->check(CLI::IsMember({"auto", "edgelist", "graphml", "dot"}))
       ->capture_default_str()
       ->needs(graph);
-  command.add_option("--features", files.features,
-                     "CSV/TSV features with a header 'node,<names...>'; defines the nodes")
+  command
+      .add_option("--features", files.features,
+                  "CSV/TSV features with a header 'node,<names...>'; defines the nodes")
       ->needs(graph);
   command.add_option("--labels", files.labels, "Labels file, 'node label' per line")->needs(graph);
   command.add_option("--split", files.split, "Split file, 'node train|val|test' per line")
       ->needs(graph);
-  command.add_flag("--undirected", files.undirected, "Add the reverse of every edge")
-      ->needs(graph);
+  command.add_flag("--undirected", files.undirected, "Add the reverse of every edge")->needs(graph);
   command.add_flag("--numeric-ids", files.numeric_ids, "Node tokens are 0-based integer ids")
       ->needs(graph);
-  command.add_option("--num-nodes", files.num_nodes,
-                     "With --numeric-ids: the node count (default: largest id + 1)")
+  command
+      .add_option("--num-nodes", files.num_nodes,
+                  "With --numeric-ids: the node count (default: largest id + 1)")
       ->check(CLI::NonNegativeNumber)
       ->needs(graph);
   command.add_flag("--strict", load.read.strict,
@@ -53,12 +56,14 @@ void add_data_options(CLI::App& command, DataOptions& options) {
   command.add_option("--max-features", limits.max_features, "Reader limit: feature width")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  command.add_option("--max-file-bytes", limits.max_file_bytes,
-                     "Reader limit: size of GraphML and DOT files")
+  command
+      .add_option("--max-file-bytes", limits.max_file_bytes,
+                  "Reader limit: size of GraphML and DOT files")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  command.add_option("--max-nesting-depth", limits.max_nesting_depth,
-                     "Reader limit: nesting in GraphML and DOT files")
+  command
+      .add_option("--max-nesting-depth", limits.max_nesting_depth,
+                  "Reader limit: nesting in GraphML and DOT files")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command.callback([dataset, graph] {
@@ -76,6 +81,42 @@ Dataset load_data(DataOptions& options) {
                                             : load_dataset(options.dataset, load);
   for (const auto& note : dataset.notes) std::cerr << "note: " << note << '\n';
   return dataset;
+}
+
+Dataset load_model_data(DataOptions& options) {
+  Dataset dataset = load_data(options);
+  dataset.require_features();
+  const FeatureMatrix& features = dataset.features;
+  bool non_negative = true;
+  if (features.is_sparse()) {
+    const auto& sparse = features.sparse();
+    for (std::int64_t k = 0; k < sparse.nonZeros() && non_negative; ++k) {
+      non_negative = sparse.valuePtr()[k] >= 0.0F;
+    }
+  } else {
+    non_negative = features.dense().size() == 0 || features.dense().minCoeff() >= 0.0F;
+  }
+  if (non_negative) {
+    dataset.features.normalize_rows();
+  } else {
+    std::cerr << "note: features have negative entries, so rows are not normalised\n";
+  }
+  return dataset;
+}
+
+std::optional<tbb::global_control> limit_threads(std::int64_t threads) {
+  std::optional<tbb::global_control> control;
+  if (threads > 0) {
+    control.emplace(tbb::global_control::max_allowed_parallelism,
+                    static_cast<std::size_t>(threads));
+  }
+  return control;
+}
+
+void check_output(const std::optional<std::filesystem::path>& path, bool force) {
+  if (path && !force && std::filesystem::exists(*path)) {
+    throw IoError(path->string() + ": the file exists; pass --force to replace it");
+  }
 }
 
 }  // namespace maskgat::app

@@ -1,6 +1,8 @@
 #pragma once
 // The input options every subcommand shares (a built-in dataset or own files) and loading them.
 
+#include <tbb/global_control.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <filesystem>
@@ -26,5 +28,16 @@ void add_data_options(CLI::App& command, DataOptions& options);
 
 // Loads what the options name and prints the loaders' notes to stderr as `note:` lines.
 Dataset load_data(DataOptions& options);
+
+// Loads the data a model trains on or is applied to: features required, rows normalised (as the
+// GAT paper) when no feature is negative, else a note says they are not.
+Dataset load_model_data(DataOptions& options);
+
+// Limits the worker threads for the lifetime of the returned object (0: all cores).
+std::optional<tbb::global_control> limit_threads(std::int64_t threads);
+
+// Fails with an IoError naming `--force` when `path` exists and `force` is false, so a command
+// refuses before it computes anything.
+void check_output(const std::optional<std::filesystem::path>& path, bool force);
 
 }  // namespace maskgat::app

@@ -10,6 +10,7 @@
 #include "info.hpp"
 #include "maskgat/core/error.hpp"
 #include "train.hpp"
+#include "use_model.hpp"
 
 namespace {
 
@@ -26,6 +27,10 @@ int main(int argc, char** argv) {
   maskgat::app::add_info_command(app, info);
   maskgat::app::TrainCommandOptions train;
   maskgat::app::add_train_command(app, train);
+  maskgat::app::EvaluateOptions evaluate;
+  maskgat::app::add_evaluate_command(app, evaluate);
+  maskgat::app::PredictOptions predict;
+  maskgat::app::add_predict_command(app, predict);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
@@ -39,6 +44,8 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("info")) return maskgat::app::run_info(info);
     if (app.got_subcommand("train")) return maskgat::app::run_train(train);
+    if (app.got_subcommand("evaluate")) return maskgat::app::run_evaluate(evaluate);
+    if (app.got_subcommand("predict")) return maskgat::app::run_predict(predict);
   } catch (const maskgat::InvalidArgument& error) {
     std::cerr << "error: " << error.what() << '\n';
     return kExitUsage;

@@ -13,6 +13,7 @@
 
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/output_file.hpp"
+#include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/trainer.hpp"
 
 namespace maskgat::app {
@@ -24,22 +25,9 @@ std::string fixed(double value, int digits) {
   return text.str();
 }
 
-// True when every stored feature is >= 0 (bag-of-words style features, which the paper's recipe
-// row-normalises).
-bool features_non_negative(const FeatureMatrix& features) {
-  if (features.is_sparse()) {
-    const auto& sparse = features.sparse();
-    for (std::int64_t k = 0; k < sparse.nonZeros(); ++k) {
-      if (sparse.valuePtr()[k] < 0.0F) return false;
-    }
-    return true;
-  }
-  return features.dense().size() == 0 || features.dense().minCoeff() >= 0.0F;
-}
-
 train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
   train::TrainOptions options = train::paper_recipe(cli.data.dataset);
-  options.model.attention = nn::parse_attention_kind(cli.attention);
+  if (cli.attention) options.model.attention = nn::parse_attention_kind(*cli.attention);
   if (cli.layers) options.model.layers = *cli.layers;
   if (cli.heads) options.model.heads = *cli.heads;
   if (cli.hidden) options.model.hidden = *cli.hidden;
@@ -101,15 +89,29 @@ class Progress {
   double best_ = 0.0;
 };
 
+// The options --resume takes from the checkpoint and would contradict.
+void check_resume_options(const TrainCommandOptions& options) {
+  const bool recipe_given = options.attention || options.layers || options.heads ||
+                            options.hidden || options.output_heads || options.patience ||
+                            options.dropout || options.attention_dropout || options.learning_rate ||
+                            options.weight_decay;
+  if (recipe_given) {
+    throw InvalidArgument(
+        "--resume continues the saved run with its own model and recipe; only --epochs may be "
+        "given with it");
+  }
+}
+
 }  // namespace
 
 void add_train_command(CLI::App& app, TrainCommandOptions& options) {
   auto* command = app.add_subcommand(
       "train", "Train a graph attention network for node classification (the GAT paper's recipe)");
   add_data_options(*command, options.data);
-  command->add_option("--attention", options.attention, "Attention layer: gat, gatv2 or dot")
-      ->check(CLI::IsMember({"gat", "gatv2", "dot"}))
-      ->capture_default_str();
+  command
+      ->add_option("--attention", options.attention,
+                   "Attention layer: gat, gatv2 or dot (default gat)")
+      ->check(CLI::IsMember({"gat", "gatv2", "dot"}));
   command->add_option("--layers", options.layers, "Attention layers (default 2)")
       ->check(CLI::PositiveNumber);
   command->add_option("--heads", options.heads, "Heads of every hidden layer (default 8)")
@@ -147,6 +149,10 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
       ->capture_default_str();
   command->add_option("--metrics-json", options.metrics_json,
                       "Write per-run and summary metrics as JSON to this file");
+  command->add_option("--save", options.save,
+                      "Save the model and its training state to this file (one run only)");
+  command->add_option("--resume", options.resume,
+                      "Continue the run saved in this file; only --epochs may change");
   command->add_flag("--force", options.force, "Replace existing output files");
   command->add_flag("--quiet", options.quiet, "Print only the final summary");
   command->footer(
@@ -156,39 +162,42 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
       "  maskgat train --dataset cora\n"
       "  maskgat train --dataset citeseer --runs 10 --metrics-json citeseer.json\n"
       "  maskgat train --dataset cora --attention gatv2 --threads 1\n"
+      "  maskgat train --dataset cora --epochs 50 --patience 0 --save cora.ckpt\n"
+      "  maskgat train --dataset cora --resume cora.ckpt --epochs 100 --save cora2.ckpt\n"
       "  maskgat train --graph edges.txt --features features.csv --labels labels.txt "
       "--undirected");
 }
 
 int run_train(TrainCommandOptions& options) {
-  if (options.metrics_json && !options.force && std::filesystem::exists(*options.metrics_json)) {
-    throw IoError(options.metrics_json->string() + ": the file exists; pass --force to replace it");
+  if ((options.save || options.resume) && options.runs != 1) {
+    throw InvalidArgument("--save and --resume work on one run; got --runs " +
+                          std::to_string(options.runs));
   }
-  std::optional<tbb::global_control> threads;
-  if (options.threads > 0) {
-    threads.emplace(tbb::global_control::max_allowed_parallelism,
-                    static_cast<std::size_t>(options.threads));
-  }
-  Dataset dataset = load_data(options.data);
-  dataset.require_features();
-  if (features_non_negative(dataset.features)) {
-    dataset.features.normalize_rows();
-  } else {
-    std::cerr << "note: features have negative entries, so rows are not normalised\n";
-  }
+  if (options.resume) check_resume_options(options);
+  check_output(options.metrics_json, options.force);
+  check_output(options.save, options.force);
+  const auto threads = limit_threads(options.threads);
+  std::optional<train::Checkpoint> resumed;
+  if (options.resume) resumed = train::load_checkpoint(*options.resume);
+  const Dataset dataset = load_model_data(options.data);
 
   std::vector<train::FitResult> results;
   std::vector<std::uint64_t> seeds;
   train::TrainOptions last;
   for (std::int64_t run = 0; run < options.runs; ++run) {
     const train::TrainOptions train_options =
-        recipe(options, options.data.load.seed + static_cast<std::uint64_t>(run));
+        resumed ? resumed->options
+                : recipe(options, options.data.load.seed + static_cast<std::uint64_t>(run));
     last = train_options;
     train::Trainer trainer = [&] {
       try {
+        if (resumed) {
+          return train::Trainer(dataset, *resumed,
+                                options.epochs.value_or(resumed->options.epochs));
+        }
         return train::Trainer(dataset, train_options);
       } catch (const InvalidArgument& error) {
-        throw Error(error.what());  // a dataset the recipe cannot train on is a data error
+        throw Error(error.what());  // data the model cannot train on is a data error
       }
     }();
     Progress progress(options.quiet, run, options.runs, train_options);
@@ -197,6 +206,7 @@ int run_train(TrainCommandOptions& options) {
     progress.finish();
     results.push_back(result);
     seeds.push_back(train_options.seed);
+    if (options.save) train::save_checkpoint(*options.save, trainer.checkpoint(), options.force);
     if (!options.quiet) {
       std::cout << "run " << run + 1 << " seed " << train_options.seed << ": test_acc "
                 << fixed(result.test_accuracy, 4) << " val_acc " << fixed(result.val_accuracy, 4)

@@ -13,12 +13,12 @@ namespace maskgat::app {
 
 struct TrainCommandOptions {
   DataOptions data;
-  std::string attention = "gat";
+  std::optional<std::string> attention;
   std::optional<std::int64_t> layers, heads, hidden, output_heads, epochs, patience;
   std::optional<double> dropout, attention_dropout, learning_rate, weight_decay;
   std::int64_t runs = 1;
   std::int64_t threads = 0;
-  std::optional<std::filesystem::path> metrics_json;
+  std::optional<std::filesystem::path> metrics_json, save, resume;
   bool force = false;
   bool quiet = false;
 };

@@ -19,6 +19,13 @@ Rng::Rng(std::uint64_t seed) noexcept {
   for (auto& word : state_) word = splitmix64(seed);
 }
 
+Rng::Rng(const RngState& state) noexcept
+    : state_(state.words),
+      spare_normal_(state.spare_normal),
+      has_spare_normal_(state.has_spare_normal) {}
+
+RngState Rng::state() const noexcept { return {state_, spare_normal_, has_spare_normal_}; }
+
 std::uint64_t Rng::next_u64() noexcept {
   const std::uint64_t result = rotl(state_[1] * 5, 7) * 9;
   const std::uint64_t t = state_[1] << 17;

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <string>
 
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/nn/loss.hpp"
+#include "maskgat/train/checkpoint.hpp"
 
 namespace maskgat::train {
 
@@ -49,6 +49,7 @@ struct Trainer::Impl {
         train_nodes(data.nodes_in(SplitPart::kTrain)),
         val_nodes(data.nodes_in(SplitPart::kVal)),
         test_nodes(data.nodes_in(SplitPart::kTest)) {
+    options.model = model.options();  // with the dataset's feature width and classes
     if (options.epochs <= 0) {
       throw InvalidArgument("train: epochs is " + std::to_string(options.epochs) +
                             ", expected a positive count");
@@ -58,6 +59,8 @@ struct Trainer::Impl {
                             ", expected 0 (no early stopping) or a positive count");
     }
     if (train_nodes.empty()) throw InvalidArgument("train: the split has no training nodes");
+    const auto values = model.parameters().values();
+    state.best_values.assign(values.begin(), values.end());
     if (options.patience > 0 && val_nodes.empty()) {
       throw InvalidArgument(
           "train: the split has no validation nodes, which early stopping needs (use patience 0)");
@@ -72,6 +75,7 @@ struct Trainer::Impl {
 
   const Dataset* dataset;
   TrainOptions options;
+  TrainingState state;
   Rng rng;
   nn::Model model;
   optim::Adam optimizer;
@@ -90,15 +94,15 @@ Trainer& Trainer::operator=(Trainer&&) noexcept = default;
 
 FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
   Impl& s = *impl_;
+  TrainingState& state = s.state;
   auto& parameters = s.model.parameters();
+  const auto values = parameters.values();
+  if (!state.last_values.empty())
+    std::copy(state.last_values.begin(), state.last_values.end(), values.begin());
   const auto labels = std::span<const std::int32_t>(s.dataset->labels);
-  double best_accuracy = 0.0;
-  double best_loss = std::numeric_limits<double>::infinity();
-  std::int64_t waiting = 0;
-  std::vector<float> best_values(parameters.values().begin(), parameters.values().end());
-  FitResult result;
   double total_ms = 0.0;
-  for (std::int64_t epoch = 1; epoch <= s.options.epochs; ++epoch) {
+  std::int64_t epochs_run = 0;
+  for (std::int64_t epoch = state.epoch + 1; epoch <= s.options.epochs && !state.stopped; ++epoch) {
     const auto start = std::chrono::steady_clock::now();
     EpochStats stats;
     stats.epoch = epoch;
@@ -109,7 +113,7 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
         ConfusionMatrix(s.dataset->num_classes(), labels, predict_classes(logits), s.train_nodes)
             .accuracy();
     s.model.backward(s.mask, s.features(), s.grad_logits);
-    s.optimizer.step(parameters.values(), parameters.grads());
+    s.optimizer.step(values, parameters.grads());
 
     if (!s.val_nodes.empty()) {
       const RowMatrix<float>& eval = s.evaluation_logits();
@@ -120,33 +124,88 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
     }
     stats.milliseconds = elapsed_ms(start);
     total_ms += stats.milliseconds;
+    ++epochs_run;
 
-    bool stop = false;
     if (s.options.patience == 0) {
       stats.checkpoint = true;
-    } else if (stats.val_accuracy >= best_accuracy || stats.val_loss <= best_loss) {
+    } else if (stats.val_accuracy >= state.best_accuracy || stats.val_loss <= state.best_loss) {
       stats.improved = true;
-      stats.checkpoint = stats.val_accuracy >= best_accuracy && stats.val_loss <= best_loss;
-      best_accuracy = std::max(best_accuracy, stats.val_accuracy);
-      best_loss = std::min(best_loss, stats.val_loss);
-      waiting = 0;
+      stats.checkpoint =
+          stats.val_accuracy >= state.best_accuracy && stats.val_loss <= state.best_loss;
+      state.best_accuracy = std::max(state.best_accuracy, stats.val_accuracy);
+      state.best_loss = std::min(state.best_loss, stats.val_loss);
+      state.waiting = 0;
     } else {
-      stop = ++waiting >= s.options.patience;
+      state.stopped = ++state.waiting >= s.options.patience;
     }
     if (stats.checkpoint) {
-      std::copy(parameters.values().begin(), parameters.values().end(), best_values.begin());
-      result.best_epoch = epoch;
-      result.val_accuracy = stats.val_accuracy;
-      result.val_loss = stats.val_loss;
+      std::copy(values.begin(), values.end(), state.best_values.begin());
+      state.best_epoch = epoch;
+      state.best_val_accuracy = stats.val_accuracy;
+      state.best_val_loss = stats.val_loss;
     }
-    result.epochs = epoch;
+    state.epoch = epoch;
     if (on_epoch) on_epoch(stats);
-    if (stop) break;
   }
-  std::copy(best_values.begin(), best_values.end(), parameters.values().begin());
-  result.ms_per_epoch = total_ms / static_cast<double>(result.epochs);
+  state.last_values.assign(values.begin(), values.end());
+  std::copy(state.best_values.begin(), state.best_values.end(), values.begin());
+  FitResult result;
+  result.epochs = state.epoch;
+  result.best_epoch = state.best_epoch;
+  result.val_accuracy = state.best_val_accuracy;
+  result.val_loss = state.best_val_loss;
+  result.ms_per_epoch = epochs_run > 0 ? total_ms / static_cast<double>(epochs_run) : 0.0;
   if (!s.test_nodes.empty()) result.test_accuracy = evaluate(SplitPart::kTest).accuracy;
   return result;
+}
+
+Trainer::Trainer(const Dataset& dataset, const Checkpoint& checkpoint, std::int64_t epochs)
+    : Trainer(dataset, [&] {
+        TrainOptions options = checkpoint.options;
+        options.epochs = epochs;
+        return options;
+      }()) {
+  Impl& s = *impl_;
+  if (checkpoint.class_names != dataset.class_names) {
+    throw InvalidArgument(
+        "checkpoint: the model was trained on " + std::to_string(checkpoint.class_names.size()) +
+        " classes that differ from the dataset's " + std::to_string(dataset.class_names.size()));
+  }
+  auto& parameters = s.model.parameters();
+  check_parameters(parameters, checkpoint.parameters, checkpoint.values.size());
+  const TrainingState& state = checkpoint.state;
+  const auto size = static_cast<std::size_t>(parameters.size());
+  if (state.best_values.size() != size ||
+      (!state.last_values.empty() && state.last_values.size() != size)) {
+    throw InvalidArgument("checkpoint: the training state holds " +
+                          std::to_string(state.best_values.size()) + " parameters, the model " +
+                          std::to_string(size));
+  }
+  std::copy(checkpoint.values.begin(), checkpoint.values.end(), parameters.values().begin());
+  s.optimizer.restore(state.optimizer_steps, state.optimizer_first, state.optimizer_second);
+  s.state = state;
+  s.rng = Rng(state.rng);
+}
+
+Checkpoint Trainer::checkpoint() const {
+  const Impl& s = *impl_;
+  Checkpoint checkpoint;
+  checkpoint.options = s.options;
+  checkpoint.dataset = s.dataset->name;
+  checkpoint.class_names = s.dataset->class_names;
+  const auto& parameters = s.model.parameters();
+  for (const auto& entry : parameters.entries()) {
+    checkpoint.parameters.push_back({entry.name, entry.parameter.rows, entry.parameter.cols});
+  }
+  checkpoint.values.assign(parameters.values().begin(), parameters.values().end());
+  checkpoint.state = s.state;
+  checkpoint.state.optimizer_steps = s.optimizer.steps();
+  checkpoint.state.optimizer_first.assign(s.optimizer.first_moments().begin(),
+                                          s.optimizer.first_moments().end());
+  checkpoint.state.optimizer_second.assign(s.optimizer.second_moments().begin(),
+                                           s.optimizer.second_moments().end());
+  checkpoint.state.rng = s.rng.state();
+  return checkpoint;
 }
 
 SplitMetrics Trainer::evaluate(SplitPart part) {

@@ -6,6 +6,7 @@
 /// loops), never from `std::rand`, Eigen's `Random()` or the implementation-defined
 /// `std::*_distribution`s, so a seed gives the same numbers with every compiler and thread count.
 
+#include <array>
 #include <cstdint>
 
 namespace maskgat {
@@ -64,12 +65,24 @@ struct DropoutKey {
   std::uint64_t stream = 0;
 };
 
+/// The complete state of an `Rng`, to save and restore it (checkpoints).
+struct RngState {
+  std::array<std::uint64_t, 4> words{};
+  double spare_normal = 0.0;
+  bool has_spare_normal = false;
+};
+
 /// A sequential generator (xoshiro256**, seeded through SplitMix64).
 /// Not thread-safe: give each task its own, or use `counter_hash`.
 class Rng {
  public:
   /// Seeds the four state words from `seed` with SplitMix64.
   explicit Rng(std::uint64_t seed) noexcept;
+  /// Continues exactly where the generator that produced `state` was.
+  explicit Rng(const RngState& state) noexcept;
+
+  /// The current state; `Rng(rng.state())` draws the same numbers as `rng` from here on.
+  [[nodiscard]] RngState state() const noexcept;
 
   /// The next raw 64-bit value.
   std::uint64_t next_u64() noexcept;
@@ -81,7 +94,7 @@ class Rng {
   double normal() noexcept;
 
  private:
-  std::uint64_t state_[4];
+  std::array<std::uint64_t, 4> state_{};
   double spare_normal_ = 0.0;
   bool has_spare_normal_ = false;
 };

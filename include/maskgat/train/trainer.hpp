@@ -15,6 +15,8 @@
 
 namespace maskgat::train {
 
+struct Checkpoint;
+
 /// Everything that defines a training run.
 struct TrainOptions {
   nn::ModelOptions model;  ///< `in_features` and `classes` are taken from the dataset
@@ -75,12 +77,22 @@ class Trainer {
   /// @throws InvalidArgument when the dataset has no features, no classes, no training nodes, or
   ///         no validation nodes while `patience > 0`, or the options are invalid.
   Trainer(const Dataset& dataset, const TrainOptions& options);
+  /// Continues the run `checkpoint` saved (options, parameters, optimizer, early-stopping and
+  /// random state); `fit` then goes on up to `epochs` (which may be raised by the caller).
+  /// @throws InvalidArgument as above, or when the checkpoint's classes, feature width or
+  ///         parameters do not fit the dataset, naming what differs.
+  Trainer(const Dataset& dataset, const Checkpoint& checkpoint, std::int64_t epochs);
   ~Trainer();
   Trainer(Trainer&&) noexcept;
   Trainer& operator=(Trainer&&) noexcept;
 
-  /// Trains until early stopping or `epochs`; calls `on_epoch` after every epoch.
+  /// Trains until early stopping or `epochs`; calls `on_epoch` after every epoch. Afterwards the
+  /// model holds the best epoch's parameters. Called again (or after resuming), it continues
+  /// from the last epoch trained.
   FitResult fit(const std::function<void(const EpochStats&)>& on_epoch = {});
+
+  /// The model and the whole training state, for `save_checkpoint`.
+  [[nodiscard]] Checkpoint checkpoint() const;
 
   /// Metrics of `part` with the current parameters (evaluation mode).
   /// @throws InvalidArgument when no node is in `part`.

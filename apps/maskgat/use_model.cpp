@@ -1,0 +1,205 @@
+#include "use_model.hpp"
+
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/graph/masks.hpp"
+#include "maskgat/io/output_file.hpp"
+#include "maskgat/nn/loss.hpp"
+#include "maskgat/train/checkpoint.hpp"
+#include "maskgat/train/metrics.hpp"
+
+namespace maskgat::app {
+namespace {
+
+// A saved model applied to a dataset in evaluation mode.
+struct Applied {
+  train::Checkpoint checkpoint;
+  Dataset dataset;
+  Graph mask;
+  nn::Model model;
+  RowMatrix<float> logits;
+};
+
+Applied apply_model(const std::filesystem::path& path, DataOptions& data) {
+  train::Checkpoint checkpoint = train::load_checkpoint(path);
+  Dataset dataset = load_model_data(data);
+  const std::int64_t width = checkpoint.options.model.in_features;
+  if (dataset.features.cols() != width) {
+    throw Error("model " + path.string() + " takes " + std::to_string(width) +
+                " features, the data has " + std::to_string(dataset.features.cols()));
+  }
+  nn::Model model = [&] {
+    try {
+      return train::load_model(checkpoint);
+    } catch (const InvalidArgument& error) {
+      throw Error(path.string() + ": " + error.what());  // a bad file, not bad usage
+    }
+  }();
+  Graph mask = masks::from_graph(dataset.graph, true);
+  Rng unused(0);  // evaluation draws nothing
+  RowMatrix<float> logits = model.forward(mask, dataset.features.view(), nn::Mode::kEval, unused);
+  return {std::move(checkpoint), std::move(dataset), std::move(mask), std::move(model),
+          std::move(logits)};
+}
+
+std::string fixed(double value, int digits) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(digits) << value;
+  return text.str();
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+}  // namespace
+
+void add_evaluate_command(CLI::App& app, EvaluateOptions& options) {
+  auto* command = app.add_subcommand(
+      "evaluate", "Accuracy, macro-F1 and the test confusion matrix of a saved model");
+  command->add_option("--load", options.model, "Model file written by train --save")->required();
+  add_data_options(*command, options.data);
+  command->add_option("--metrics-json", options.metrics_json, "Also write the metrics as JSON");
+  command->add_option("--threads", options.threads, "Worker threads (0: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_flag("--force", options.force, "Replace existing output files");
+  command->footer(
+      "Examples:\n"
+      "  maskgat evaluate --load cora.ckpt --dataset cora\n"
+      "  maskgat evaluate --load own.ckpt --graph g.txt --features f.csv --labels l.txt "
+      "--split s.txt");
+}
+
+void add_predict_command(CLI::App& app, PredictOptions& options) {
+  auto* command = app.add_subcommand(
+      "predict", "Class probabilities of every node (and attention weights) from a saved model");
+  command->add_option("--load", options.model, "Model file written by train --save")->required();
+  add_data_options(*command, options.data);
+  command
+      ->add_option("--output", options.output,
+                   "CSV: node,predicted_class,p_<class>... one row per node")
+      ->required();
+  command->add_option("--attention-out", options.attention_out,
+                      "CSV: layer,src,dst,head,alpha for every edge, self-loops included");
+  command->add_option("--threads", options.threads, "Worker threads (0: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_flag("--force", options.force, "Replace existing output files");
+  command->footer(
+      "Labels and split are optional: a model applies to any graph with its feature width.\n\n"
+      "Examples:\n"
+      "  maskgat predict --load cora.ckpt --dataset cora --output cora_predictions.csv\n"
+      "  maskgat predict --load own.ckpt --graph new.txt --features new.csv --output p.csv "
+      "--attention-out a.csv");
+}
+
+int run_evaluate(EvaluateOptions& options) {
+  check_output(options.metrics_json, options.force);
+  const auto threads = limit_threads(options.threads);
+  const Applied applied = apply_model(options.model, options.data);
+  const Dataset& dataset = applied.dataset;
+  if (dataset.class_names != applied.checkpoint.class_names) {
+    throw Error("model " + options.model.string() + " was trained on " +
+                std::to_string(applied.checkpoint.class_names.size()) +
+                " classes that differ from the data's " +
+                std::to_string(dataset.class_names.size()));
+  }
+  const auto labels = std::span<const std::int32_t>(dataset.labels);
+  const std::vector<std::int32_t> predicted = train::predict_classes(applied.logits);
+  nlohmann::ordered_json splits = nlohmann::ordered_json::object();
+  std::optional<train::ConfusionMatrix> test;
+  for (const SplitPart part : {SplitPart::kTrain, SplitPart::kVal, SplitPart::kTest}) {
+    const std::vector<NodeId> nodes = dataset.nodes_in(part);
+    if (nodes.empty()) continue;
+    const train::ConfusionMatrix confusion(dataset.num_classes(), labels, predicted, nodes);
+    const double loss = nn::nll_loss<float>(applied.logits, labels, nodes);
+    std::cout << split_part_name(part) << ": nodes " << nodes.size() << " loss " << fixed(loss, 4)
+              << " accuracy " << fixed(confusion.accuracy(), 4) << " macro_f1 "
+              << fixed(confusion.macro_f1(), 4) << '\n';
+    splits[split_part_name(part)] = {{"nodes", nodes.size()},
+                                     {"loss", loss},
+                                     {"accuracy", confusion.accuracy()},
+                                     {"macro_f1", confusion.macro_f1()}};
+    if (part == SplitPart::kTest) test = confusion;
+  }
+  nlohmann::ordered_json matrix = nlohmann::ordered_json::array();
+  if (test) {
+    std::cout << "test confusion (rows: true class, columns: predicted)\n";
+    for (std::int32_t truth = 0; truth < test->classes(); ++truth) {
+      std::cout << "  " << dataset.class_names[static_cast<std::size_t>(truth)] << ':';
+      nlohmann::ordered_json row = nlohmann::ordered_json::array();
+      for (std::int32_t guess = 0; guess < test->classes(); ++guess) {
+        std::cout << ' ' << test->count(truth, guess);
+        row.push_back(test->count(truth, guess));
+      }
+      std::cout << '\n';
+      matrix.push_back(row);
+    }
+  }
+  if (options.metrics_json) {
+    const nlohmann::ordered_json out = {{"model", options.model.string()},
+                                        {"dataset", dataset.name},
+                                        {"classes", dataset.class_names},
+                                        {"splits", splits},
+                                        {"test_confusion", matrix}};
+    write_file_atomically(*options.metrics_json, out.dump(2) + "\n", options.force);
+  }
+  return 0;
+}
+
+int run_predict(PredictOptions& options) {
+  check_output(options.output, options.force);
+  check_output(options.attention_out, options.force);
+  const auto threads = limit_threads(options.threads);
+  const Applied applied = apply_model(options.model, options.data);
+  const auto& class_names = applied.checkpoint.class_names;
+  const auto& node_names = applied.dataset.node_names;
+  RowMatrix<float> log_probabilities;
+  nn::log_softmax(applied.logits, log_probabilities);
+  const std::vector<std::int32_t> predicted = train::predict_classes(applied.logits);
+  std::ostringstream csv;
+  csv << "node,predicted_class";
+  for (const auto& name : class_names) csv << ",p_" << csv_field(name);
+  csv << '\n' << std::setprecision(6);
+  for (std::int64_t i = 0; i < log_probabilities.rows(); ++i) {
+    const auto node = static_cast<std::size_t>(i);
+    csv << csv_field(node_names[node]) << ','
+        << csv_field(class_names[static_cast<std::size_t>(predicted[node])]);
+    for (std::int64_t k = 0; k < log_probabilities.cols(); ++k) {
+      csv << ',' << std::exp(log_probabilities(i, k));
+    }
+    csv << '\n';
+  }
+  write_file_atomically(options.output, csv.str(), options.force);
+  std::cerr << "wrote " << log_probabilities.rows() << " predictions to " << options.output.string()
+            << '\n';
+  if (options.attention_out) {
+    std::ostringstream attention;
+    attention << "layer,src,dst,head,alpha\n" << std::setprecision(6);
+    const auto weights = applied.model.attention(applied.mask);
+    for (std::size_t layer = 0; layer < weights.size(); ++layer) {
+      const auto& w = weights[layer];
+      for (std::size_t e = 0; e < w.sources.size(); ++e) {
+        for (std::int64_t h = 0; h < w.alpha.cols(); ++h) {
+          attention << layer + 1 << ','
+                    << csv_field(node_names[static_cast<std::size_t>(w.sources[e])]) << ','
+                    << csv_field(node_names[static_cast<std::size_t>(w.destinations[e])]) << ','
+                    << h << ',' << w.alpha(static_cast<std::int64_t>(e), h) << '\n';
+        }
+      }
+    }
+    write_file_atomically(*options.attention_out, attention.str(), options.force);
+  }
+  return 0;
+}
+
+}  // namespace maskgat::app

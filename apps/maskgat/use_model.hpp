@@ -1,0 +1,38 @@
+#pragma once
+// `maskgat evaluate` and `maskgat predict`: applying a saved model.
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+
+#include "data_options.hpp"
+
+namespace maskgat::app {
+
+struct EvaluateOptions {
+  DataOptions data;
+  std::filesystem::path model;
+  std::optional<std::filesystem::path> metrics_json;
+  std::int64_t threads = 0;
+  bool force = false;
+};
+
+struct PredictOptions {
+  DataOptions data;
+  std::filesystem::path model;
+  std::filesystem::path output;
+  std::optional<std::filesystem::path> attention_out;
+  std::int64_t threads = 0;
+  bool force = false;
+};
+
+// Register the `evaluate` and `predict` subcommands on `app`.
+void add_evaluate_command(CLI::App& app, EvaluateOptions& options);
+void add_predict_command(CLI::App& app, PredictOptions& options);
+
+// Run them; return the exit code.
+int run_evaluate(EvaluateOptions& options);
+int run_predict(PredictOptions& options);
+
+}  // namespace maskgat::app

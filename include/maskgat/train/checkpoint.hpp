@@ -1,0 +1,77 @@
+#pragma once
+/// @file
+/// Saving and loading a trained model, and the training run that produced it, in one file.
+
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "maskgat/core/random.hpp"
+#include "maskgat/nn/model.hpp"
+#include "maskgat/train/trainer.hpp"
+
+namespace maskgat::train {
+
+/// Where a training run stands: with it a `Trainer` continues exactly as if it had not stopped.
+struct TrainingState {
+  std::int64_t epoch = 0;                                      ///< epochs completed
+  bool stopped = false;                                        ///< early stopping ended the run
+  double best_accuracy = 0.0;                                  ///< best validation accuracy seen
+  double best_loss = std::numeric_limits<double>::infinity();  ///< best validation loss seen
+  std::int64_t waiting = 0;  ///< epochs since the patience counter was last reset
+  std::int64_t best_epoch = 0;
+  double best_val_accuracy = 0.0;  ///< validation accuracy at `best_epoch`
+  double best_val_loss = 0.0;      ///< validation loss at `best_epoch`
+  std::vector<float> best_values;  ///< parameters at `best_epoch`
+  std::vector<float> last_values;  ///< parameters after `epoch` (where training resumes)
+  std::int64_t optimizer_steps = 0;
+  std::vector<float> optimizer_first;   ///< Adam's m
+  std::vector<float> optimizer_second;  ///< Adam's v
+  RngState rng;                         ///< the run's generator after `epoch`
+};
+
+/// The name and shape of one parameter tensor.
+struct ParameterShape {
+  std::string name;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+};
+
+/// A model with what is needed to use it (class names, feature width in `options.model`) and to
+/// resume its training. Holds no timing, so the same run always saves the same bytes.
+struct Checkpoint {
+  TrainOptions options;                    ///< model shape, recipe and seed
+  std::string dataset;                     ///< name of the data it was trained on
+  std::vector<std::string> class_names;    ///< K names, in class-id order
+  std::vector<ParameterShape> parameters;  ///< in `ParameterStore` order
+  std::vector<float> values;               ///< the model's parameters (the best epoch's)
+  TrainingState state;
+};
+
+/// Writes `checkpoint` as one versioned binary file: magic `MGATCKPT`, format version, payload
+/// size, payload (little-endian), FNV-1a 64 checksum of the payload. Written to a temporary file
+/// in the same directory and renamed.
+/// @throws IoError when `path` exists and `overwrite` is false, or writing fails.
+void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint,
+                     bool overwrite);
+
+/// Reads a file `save_checkpoint` wrote.
+/// @throws IoError when it cannot be read; ParseError (reader `checkpoint`) naming what is wrong:
+///         not a checkpoint (magic), another format version, truncated, checksum mismatch, or
+///         sizes that contradict each other.
+[[nodiscard]] Checkpoint load_checkpoint(const std::filesystem::path& path);
+
+/// The model a checkpoint describes, holding its parameters (`values`).
+/// @throws InvalidArgument when the parameters do not match the model the options describe,
+///         naming the first parameter that differs.
+[[nodiscard]] nn::Model load_model(const Checkpoint& checkpoint);
+
+/// Checks that `parameters` and `values` fit `store` name for name and shape for shape.
+/// @throws InvalidArgument naming the first parameter that differs, e.g.
+///         `checkpoint: parameter conv1.weight is 3703 x 64, the model has 1433 x 64`.
+void check_parameters(const nn::ParameterStore<float>& store,
+                      const std::vector<ParameterShape>& parameters, std::size_t values);
+
+}  // namespace maskgat::train

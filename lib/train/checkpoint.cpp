@@ -1,0 +1,335 @@
+#include "maskgat/train/checkpoint.hpp"
+
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string_view>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/io/output_file.hpp"
+
+namespace maskgat::train {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "checkpoints are written little-endian by copying bytes");
+
+constexpr std::string_view kMagic = "MGATCKPT";
+constexpr std::uint32_t kVersion = 1;
+
+std::uint64_t fnv1a(std::string_view bytes) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const char byte : bytes) {
+    hash ^= static_cast<unsigned char>(byte);
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+class Writer {
+ public:
+  template <typename T>
+  void scalar(T value) {
+    bytes_.append(reinterpret_cast<const char*>(&value), sizeof(T));
+  }
+  void string(const std::string& text) {
+    scalar<std::uint64_t>(text.size());
+    bytes_ += text;
+  }
+  void floats(const std::vector<float>& values) {
+    scalar<std::uint64_t>(values.size());
+    bytes_.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  }
+  [[nodiscard]] const std::string& bytes() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+// Reads the payload; every count is checked against the bytes left before allocating.
+class Reader {
+ public:
+  Reader(std::string_view bytes, std::string path) : bytes_(bytes), path_(std::move(path)) {}
+
+  template <typename T>
+  T scalar() {
+    need(sizeof(T), "a value");
+    T value;
+    std::memcpy(&value, bytes_.data() + position_, sizeof(T));
+    position_ += sizeof(T);
+    return value;
+  }
+  std::string string() {
+    const auto size = count(1, "a string");
+    std::string text(bytes_.substr(position_, size));
+    position_ += size;
+    return text;
+  }
+  std::vector<float> floats() {
+    const auto size = count(sizeof(float), "an array");
+    std::vector<float> values(size);
+    std::memcpy(values.data(), bytes_.data() + position_, size * sizeof(float));
+    position_ += size * sizeof(float);
+    return values;
+  }
+  // A count of items of `item_size` bytes that must all still be in the payload.
+  std::size_t count(std::size_t item_size, const char* what) {
+    const auto size = scalar<std::uint64_t>();
+    if (size > (bytes_.size() - position_) / item_size) {
+      fail(std::string(what) + " of " + std::to_string(size) + " items runs past the end");
+    }
+    return static_cast<std::size_t>(size);
+  }
+  [[noreturn]] void fail(const std::string& message) const {
+    throw ParseError("checkpoint", path_, 0,
+                     "at payload byte " + std::to_string(position_) + ": " + message);
+  }
+  void finish() const {
+    if (position_ != bytes_.size()) {
+      fail(std::to_string(bytes_.size() - position_) + " unexpected bytes after the last field");
+    }
+  }
+
+ private:
+  void need(std::size_t size, const char* what) const {
+    if (bytes_.size() - position_ < size) fail(std::string(what) + " runs past the end");
+  }
+
+  std::string_view bytes_;
+  std::string path_;
+  std::size_t position_ = 0;
+};
+
+void write_options(Writer& out, const TrainOptions& options) {
+  const nn::ModelOptions& model = options.model;
+  out.scalar<std::uint8_t>(static_cast<std::uint8_t>(model.attention));
+  for (const std::int64_t value : {model.in_features, model.classes, model.layers, model.heads,
+                                   model.hidden, model.output_heads}) {
+    out.scalar(value);
+  }
+  for (const double value :
+       {model.dropout, model.attention_dropout, options.optimizer.learning_rate,
+        options.optimizer.beta1, options.optimizer.beta2, options.optimizer.epsilon,
+        options.optimizer.weight_decay}) {
+    out.scalar(value);
+  }
+  out.scalar(options.epochs);
+  out.scalar(options.patience);
+  out.scalar(options.seed);
+}
+
+TrainOptions read_options(Reader& in) {
+  TrainOptions options;
+  nn::ModelOptions& model = options.model;
+  const auto kind = in.scalar<std::uint8_t>();
+  if (kind > static_cast<std::uint8_t>(nn::AttentionKind::kDot)) {
+    in.fail("unknown attention kind " + std::to_string(kind));
+  }
+  model.attention = static_cast<nn::AttentionKind>(kind);
+  for (std::int64_t* value : {&model.in_features, &model.classes, &model.layers, &model.heads,
+                              &model.hidden, &model.output_heads}) {
+    *value = in.scalar<std::int64_t>();
+  }
+  for (double* value : {&model.dropout, &model.attention_dropout, &options.optimizer.learning_rate,
+                        &options.optimizer.beta1, &options.optimizer.beta2,
+                        &options.optimizer.epsilon, &options.optimizer.weight_decay}) {
+    *value = in.scalar<double>();
+  }
+  options.epochs = in.scalar<std::int64_t>();
+  options.patience = in.scalar<std::int64_t>();
+  options.seed = in.scalar<std::uint64_t>();
+  return options;
+}
+
+void write_state(Writer& out, const TrainingState& state) {
+  out.scalar(state.epoch);
+  out.scalar<std::uint8_t>(state.stopped ? 1 : 0);
+  out.scalar(state.best_accuracy);
+  out.scalar(state.best_loss);
+  out.scalar(state.waiting);
+  out.scalar(state.best_epoch);
+  out.scalar(state.best_val_accuracy);
+  out.scalar(state.best_val_loss);
+  out.floats(state.best_values);
+  out.floats(state.last_values);
+  out.scalar(state.optimizer_steps);
+  out.floats(state.optimizer_first);
+  out.floats(state.optimizer_second);
+  for (const std::uint64_t word : state.rng.words) out.scalar(word);
+  out.scalar(state.rng.spare_normal);
+  out.scalar<std::uint8_t>(state.rng.has_spare_normal ? 1 : 0);
+}
+
+TrainingState read_state(Reader& in) {
+  TrainingState state;
+  state.epoch = in.scalar<std::int64_t>();
+  state.stopped = in.scalar<std::uint8_t>() != 0;
+  state.best_accuracy = in.scalar<double>();
+  state.best_loss = in.scalar<double>();
+  state.waiting = in.scalar<std::int64_t>();
+  state.best_epoch = in.scalar<std::int64_t>();
+  state.best_val_accuracy = in.scalar<double>();
+  state.best_val_loss = in.scalar<double>();
+  state.best_values = in.floats();
+  state.last_values = in.floats();
+  state.optimizer_steps = in.scalar<std::int64_t>();
+  state.optimizer_first = in.floats();
+  state.optimizer_second = in.floats();
+  for (auto& word : state.rng.words) word = in.scalar<std::uint64_t>();
+  state.rng.spare_normal = in.scalar<double>();
+  state.rng.has_spare_normal = in.scalar<std::uint8_t>() != 0;
+  return state;
+}
+
+// Rejects options whose layers could not be filled by the stored values, before any model of
+// that size is allocated (a hostile file could otherwise ask for an enormous one).
+void check_model_size(Reader& in, const nn::ModelOptions& model, std::size_t values,
+                      std::size_t parameters) {
+  const double available = static_cast<double>(values);
+  const double hidden_width = static_cast<double>(model.heads) * static_cast<double>(model.hidden);
+  const double output_width =
+      static_cast<double>(model.output_heads) * static_cast<double>(model.classes);
+  const double first_out = model.layers == 1 ? output_width : hidden_width;
+  const bool positive = model.in_features > 0 && model.classes > 0 && model.layers > 0 &&
+                        model.heads > 0 && model.hidden > 0 && model.output_heads > 0;
+  if (!positive || static_cast<double>(model.layers) > static_cast<double>(parameters) ||
+      static_cast<double>(model.in_features) * first_out > available ||
+      (model.layers > 1 && hidden_width * output_width > available) ||
+      (model.layers > 2 && hidden_width * hidden_width > available)) {
+    in.fail("the model shape (" + std::to_string(model.layers) + " layers, " +
+            std::to_string(model.in_features) + " features, " + std::to_string(model.heads) +
+            " x " + std::to_string(model.hidden) + " hidden, " +
+            std::to_string(model.output_heads) + " x " + std::to_string(model.classes) +
+            " output) does not fit the " + std::to_string(values) + " stored values");
+  }
+}
+
+}  // namespace
+
+void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint,
+                     bool overwrite) {
+  Writer payload;
+  write_options(payload, checkpoint.options);
+  payload.string(checkpoint.dataset);
+  payload.scalar<std::uint64_t>(checkpoint.class_names.size());
+  for (const auto& name : checkpoint.class_names) payload.string(name);
+  payload.scalar<std::uint64_t>(checkpoint.parameters.size());
+  for (const auto& parameter : checkpoint.parameters) {
+    payload.string(parameter.name);
+    payload.scalar(parameter.rows);
+    payload.scalar(parameter.cols);
+  }
+  payload.floats(checkpoint.values);
+  write_state(payload, checkpoint.state);
+
+  Writer file;
+  std::string content(kMagic);
+  file.scalar(kVersion);
+  file.scalar<std::uint64_t>(payload.bytes().size());
+  content += file.bytes();
+  content += payload.bytes();
+  Writer checksum;
+  checksum.scalar(fnv1a(payload.bytes()));
+  content += checksum.bytes();
+  write_file_atomically(path, content, overwrite);
+}
+
+Checkpoint load_checkpoint(const std::filesystem::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw IoError("checkpoint: " + path.string() + ": cannot open the file");
+  const std::string content((std::istreambuf_iterator<char>(file)),
+                            std::istreambuf_iterator<char>());
+  const std::string where = path.string();
+  const auto error = [&](const std::string& message) {
+    return ParseError("checkpoint", where, 0, message);
+  };
+  constexpr std::size_t kHeader = 8 + sizeof(std::uint32_t) + sizeof(std::uint64_t);
+  if (content.size() < kMagic.size() || content.compare(0, kMagic.size(), kMagic) != 0) {
+    throw error("not a MaskGAT checkpoint (the file does not start with MGATCKPT)");
+  }
+  if (content.size() < kHeader) throw error("truncated inside the header");
+  std::uint32_t version = 0;
+  std::memcpy(&version, content.data() + 8, sizeof(version));
+  if (version != kVersion) {
+    throw error("format version " + std::to_string(version) + ", this build reads version " +
+                std::to_string(kVersion));
+  }
+  std::uint64_t size = 0;
+  std::memcpy(&size, content.data() + 12, sizeof(size));
+  const std::size_t available = content.size() - kHeader;
+  if (available < sizeof(std::uint64_t) || size > available - sizeof(std::uint64_t)) {
+    throw error("truncated: the header announces " + std::to_string(size) +
+                " payload bytes plus an 8-byte checksum, the file has " +
+                std::to_string(available) + " bytes after the header");
+  }
+  if (size + sizeof(std::uint64_t) != available) {
+    throw error(std::to_string(available - size - sizeof(std::uint64_t)) +
+                " unexpected bytes after the checksum");
+  }
+  const std::string_view payload(content.data() + kHeader, static_cast<std::size_t>(size));
+  std::uint64_t checksum = 0;
+  std::memcpy(&checksum, content.data() + kHeader + size, sizeof(checksum));
+  if (checksum != fnv1a(payload)) throw error("checksum mismatch: the file is corrupt");
+
+  Reader in(payload, where);
+  Checkpoint checkpoint;
+  checkpoint.options = read_options(in);
+  checkpoint.dataset = in.string();
+  checkpoint.class_names.resize(in.count(8, "the class list"));
+  for (auto& name : checkpoint.class_names) name = in.string();
+  checkpoint.parameters.resize(in.count(24, "the parameter list"));
+  for (auto& parameter : checkpoint.parameters) {
+    parameter.name = in.string();
+    parameter.rows = in.scalar<std::int64_t>();
+    parameter.cols = in.scalar<std::int64_t>();
+  }
+  checkpoint.values = in.floats();
+  checkpoint.state = read_state(in);
+  in.finish();
+  check_model_size(in, checkpoint.options.model, checkpoint.values.size(),
+                   checkpoint.parameters.size());
+  return checkpoint;
+}
+
+void check_parameters(const nn::ParameterStore<float>& store,
+                      const std::vector<ParameterShape>& parameters, std::size_t values) {
+  const auto& entries = store.entries();
+  for (std::size_t k = 0; k < std::max(entries.size(), parameters.size()); ++k) {
+    if (k >= parameters.size()) {
+      throw InvalidArgument("checkpoint: parameter " + entries[k].name +
+                            " of the model is missing from the checkpoint");
+    }
+    if (k >= entries.size()) {
+      throw InvalidArgument("checkpoint: parameter " + parameters[k].name +
+                            " is not part of the model");
+    }
+    const auto& saved = parameters[k];
+    const auto& entry = entries[k];
+    if (saved.name != entry.name) {
+      throw InvalidArgument("checkpoint: parameter " + std::to_string(k) + " is " + saved.name +
+                            ", the model expects " + entry.name);
+    }
+    if (saved.rows != entry.parameter.rows || saved.cols != entry.parameter.cols) {
+      throw InvalidArgument("checkpoint: parameter " + saved.name + " is " +
+                            std::to_string(saved.rows) + " x " + std::to_string(saved.cols) +
+                            ", the model has " + std::to_string(entry.parameter.rows) + " x " +
+                            std::to_string(entry.parameter.cols));
+    }
+  }
+  if (values != static_cast<std::size_t>(store.size())) {
+    throw InvalidArgument("checkpoint: " + std::to_string(values) +
+                          " parameter values, the model has " + std::to_string(store.size()));
+  }
+}
+
+nn::Model load_model(const Checkpoint& checkpoint) {
+  Rng rng(checkpoint.options.seed);
+  nn::Model model(checkpoint.options.model, rng);
+  check_parameters(model.parameters(), checkpoint.parameters, checkpoint.values.size());
+  std::copy(checkpoint.values.begin(), checkpoint.values.end(),
+            model.parameters().values().begin());
+  return model;
+}
+
+}  // namespace maskgat::train

@@ -1,0 +1,155 @@
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/io/synthetic.hpp"
+#include "maskgat/nn/loss.hpp"
+#include "maskgat/train/checkpoint.hpp"
+#include "support/paths.hpp"
+
+namespace train = maskgat::train;
+
+namespace {
+
+maskgat::Dataset synthetic(std::int64_t features) {
+  maskgat::SyntheticOptions options;
+  options.nodes = 300;
+  options.degree = 5.0;
+  options.features = features;
+  options.classes = 3;
+  options.seed = 8;
+  return maskgat::make_synthetic(options, {});
+}
+
+train::TrainOptions options_with(std::int64_t epochs) {
+  train::TrainOptions options;
+  options.epochs = epochs;
+  options.patience = 15;
+  options.seed = 2;
+  return options;
+}
+
+std::string read_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+std::vector<float> values_of(train::Trainer& trainer) {
+  const auto values = trainer.model().parameters().values();
+  return {values.begin(), values.end()};
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("a checkpoint round-trips every field and predicts like the trainer") {
+    const maskgat::Dataset data = synthetic(12);
+    train::Trainer trainer(data, options_with(25));
+    trainer.fit();
+    const auto path = maskgat::test::scratch_dir("checkpoint") / "model.ckpt";
+    std::filesystem::remove(path);
+    const train::Checkpoint saved = trainer.checkpoint();
+    train::save_checkpoint(path, saved, false);
+    CHECK_THROWS_WITH_AS(train::save_checkpoint(path, saved, false),
+                         (path.string() + ": the file exists; pass --force to replace it").c_str(),
+                         maskgat::IoError);
+    const train::Checkpoint loaded = train::load_checkpoint(path);
+    CHECK(loaded.options.model.in_features == 12);
+    CHECK(loaded.options.model.classes == 3);
+    CHECK(loaded.options.seed == 2);
+    CHECK(loaded.dataset == data.name);
+    CHECK(loaded.class_names == data.class_names);
+    CHECK(loaded.values == saved.values);
+    CHECK(loaded.state.last_values == saved.state.last_values);
+    CHECK(loaded.state.optimizer_second == saved.state.optimizer_second);
+    CHECK(loaded.state.rng.words == saved.state.rng.words);
+    CHECK(loaded.state.epoch == 25);
+    REQUIRE(loaded.parameters.size() == saved.parameters.size());
+    CHECK(loaded.parameters[0].name == "conv1.weight");
+
+    maskgat::nn::Model model = train::load_model(loaded);
+    const maskgat::Graph mask = trainer.mask();
+    maskgat::Rng unused(0);
+    const maskgat::RowMatrix<float> logits =
+        model.forward(mask, data.features.view(), maskgat::nn::Mode::kEval, unused);
+    maskgat::RowMatrix<float> log_probabilities;
+    maskgat::nn::log_softmax(logits, log_probabilities);
+    CHECK(maskgat::RowMatrix<float>(log_probabilities.array().exp()) ==
+          trainer.predict_probabilities());
+  }
+
+  TEST_CASE("a resumed run ends exactly where an uninterrupted one does") {
+    const maskgat::Dataset data = synthetic(12);
+    train::Trainer uninterrupted(data, options_with(70));
+    const train::FitResult whole = uninterrupted.fit();
+    train::Trainer first(data, options_with(30));
+    first.fit();
+    train::Trainer second(data, first.checkpoint(), 70);
+    const train::FitResult resumed = second.fit();
+    CHECK(resumed.epochs == whole.epochs);
+    CHECK(resumed.best_epoch == whole.best_epoch);
+    CHECK(resumed.test_accuracy == whole.test_accuracy);
+    CHECK(values_of(second) == values_of(uninterrupted));
+    const train::Checkpoint a = second.checkpoint();
+    const train::Checkpoint b = uninterrupted.checkpoint();
+    CHECK(a.state.last_values == b.state.last_values);
+    CHECK(a.state.waiting == b.state.waiting);
+    CHECK(a.state.rng.words == b.state.rng.words);
+  }
+
+  TEST_CASE("damaged checkpoints are rejected with what is wrong") {
+    const maskgat::Dataset data = synthetic(12);
+    train::Trainer trainer(data, options_with(3));
+    trainer.fit();
+    const auto dir = maskgat::test::scratch_dir("checkpoint_damage");
+    const auto good = dir / "good.ckpt";
+    train::save_checkpoint(good, trainer.checkpoint(), true);
+    const std::string bytes = read_bytes(good);
+    const auto bad = dir / "bad.ckpt";
+
+    write_bytes(bad, "random bytes, not a model");
+    CHECK_THROWS_WITH_AS(train::load_checkpoint(bad),
+                         (std::string("checkpoint: ") + bad.string() +
+                          ": not a MaskGAT checkpoint (the file does not start with MGATCKPT)")
+                             .c_str(),
+                         maskgat::ParseError);
+    write_bytes(bad, bytes.substr(0, bytes.size() / 2));
+    CHECK_THROWS_WITH_AS(train::load_checkpoint(bad),
+                         doctest::Contains("truncated: the header announces"), maskgat::ParseError);
+    std::string flipped = bytes;
+    flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 0x40);
+    write_bytes(bad, flipped);
+    CHECK_THROWS_WITH_AS(train::load_checkpoint(bad),
+                         doctest::Contains("checksum mismatch: the file is corrupt"),
+                         maskgat::ParseError);
+    std::string version = bytes;
+    version[8] = 2;
+    write_bytes(bad, version);
+    CHECK_THROWS_WITH_AS(train::load_checkpoint(bad),
+                         doctest::Contains("format version 2, this build reads version 1"),
+                         maskgat::ParseError);
+    CHECK_THROWS_AS(train::load_checkpoint(dir / "missing.ckpt"), maskgat::IoError);
+  }
+
+  TEST_CASE("a checkpoint of another model shape is rejected naming the parameter") {
+    const maskgat::Dataset narrow = synthetic(12);
+    const maskgat::Dataset wide = synthetic(20);
+    train::Trainer trainer(narrow, options_with(2));
+    trainer.fit();
+    CHECK_THROWS_WITH_AS(train::Trainer(wide, trainer.checkpoint(), 5),
+                         "checkpoint: parameter conv1.weight is 12 x 64, the model has 20 x 64",
+                         maskgat::InvalidArgument);
+    train::Checkpoint renamed = trainer.checkpoint();
+    renamed.parameters[1].name = "conv1.att";
+    CHECK_THROWS_WITH_AS(static_cast<void>(train::load_model(renamed)),
+                         "checkpoint: parameter 1 is conv1.att, the model expects conv1.att_src",
+                         maskgat::InvalidArgument);
+  }
+}
