@@ -53,7 +53,8 @@ void print_text(const Dataset& dataset, const Statistics& stats) {
 void print_json(const Dataset& dataset, const Statistics& stats) {
   nlohmann::ordered_json classes = nlohmann::ordered_json::array();
   for (std::size_t c = 0; c < stats.class_counts.size(); ++c) {
-    classes.push_back({{"id", c}, {"name", dataset.class_names[c]}, {"count", stats.class_counts[c]}});
+    classes.push_back(
+        {{"id", c}, {"name", dataset.class_names[c]}, {"count", stats.class_counts[c]}});
   }
   nlohmann::ordered_json out = {
       {"dataset", dataset.name},
@@ -78,8 +79,7 @@ void print_json(const Dataset& dataset, const Statistics& stats) {
 }  // namespace
 
 void add_info_command(CLI::App& app, InfoOptions& options) {
-  auto* command = app.add_subcommand(
-      "info", "Print statistics of a dataset or of own graph files");
+  auto* command = app.add_subcommand("info", "Print statistics of a dataset or of own graph files");
   command->footer(
       "Examples:\n"
       "  maskgat info --dataset cora\n"

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Runs the PyTorch parity check: the exporter writes MaskGAT's results, reference.py recomputes
+# them. Exits 77 (CTest's "skipped") when python3-torch is not installed, unless
+# MASKGAT_REQUIRE_PARITY=1 (CI), where that is a failure.
+# usage: run.sh EXPORTER DATA_DIR WORK_DIR
+set -eu
+# Debian's python3-torch belongs to /usr/bin/python3, which another python3 may shadow on PATH.
+python=""
+for candidate in /usr/bin/python3 python3; do
+  if "$candidate" -c "import torch" 2>/dev/null; then
+    python=$candidate
+    break
+  fi
+done
+if [ -z "$python" ]; then
+  if [ "${MASKGAT_REQUIRE_PARITY:-0}" = 1 ]; then
+    echo "parity: python3-torch is not installed (apt-get install python3-torch)" >&2
+    exit 1
+  fi
+  echo "parity: skipped, python3-torch is not installed (apt-get install python3-torch)"
+  exit 77
+fi
+rm -rf "$3"
+"$1" "$3" "${MASKGAT_DATA_DIR:-$2}"
+"$python" "$(dirname "$0")/reference.py" "$3"
