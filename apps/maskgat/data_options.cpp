@@ -1,6 +1,8 @@
 #include "data_options.hpp"
 
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "maskgat/core/error.hpp"
 
@@ -111,6 +113,12 @@ std::optional<tbb::global_control> limit_threads(std::int64_t threads) {
                     static_cast<std::size_t>(threads));
   }
   return control;
+}
+
+std::string fixed(double value, int digits) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(digits) << value;
+  return text.str();
 }
 
 void check_output(const std::optional<std::filesystem::path>& path, bool force) {

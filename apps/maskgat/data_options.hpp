@@ -36,6 +36,9 @@ Dataset load_model_data(DataOptions& options);
 // Limits the worker threads for the lifetime of the returned object (0: all cores).
 std::optional<tbb::global_control> limit_threads(std::int64_t threads);
 
+// `value` with `digits` digits after the point, for printed metrics.
+std::string fixed(double value, int digits);
+
 // Fails with an IoError naming `--force` when `path` exists and `force` is false, so a command
 // refuses before it computes anything.
 void check_output(const std::optional<std::filesystem::path>& path, bool force);

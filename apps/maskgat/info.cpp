@@ -19,12 +19,6 @@ std::string degree_text(const DegreeSummary& degree) {
          " max=" + std::to_string(degree.max);
 }
 
-std::string fixed(double value, int digits) {
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(digits) << value;
-  return text.str();
-}
-
 void print_text(const Dataset& dataset, const Statistics& stats) {
   std::cout << "dataset: " << dataset.name << '\n'
             << "nodes: " << stats.nodes << '\n'

@@ -19,12 +19,6 @@
 namespace maskgat::app {
 namespace {
 
-std::string fixed(double value, int digits) {
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(digits) << value;
-  return text.str();
-}
-
 train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
   train::TrainOptions options = train::paper_recipe(cli.data.dataset);
   if (cli.attention) options.model.attention = nn::parse_attention_kind(*cli.attention);
@@ -217,19 +211,25 @@ int run_train(TrainCommandOptions& options) {
 
   double mean = 0.0;
   double ms = 0.0;
+  double epochs = 0.0;
   for (const auto& result : results) {
     mean += result.test_accuracy;
     ms += result.ms_per_epoch;
+    epochs += static_cast<double>(result.epochs);
   }
-  mean /= static_cast<double>(results.size());
-  ms /= static_cast<double>(results.size());
+  const auto count = static_cast<double>(results.size());
+  mean /= count;
+  ms /= count;
+  epochs /= count;
   double variance = 0.0;
   for (const auto& result : results) variance += std::pow(result.test_accuracy - mean, 2);
-  const double std_dev = std::sqrt(variance / static_cast<double>(results.size()));
+  const double std_dev = std::sqrt(variance / count);
   std::cout << dataset.name << " " << nn::attention_kind_name(last.model.attention)
             << ": test accuracy " << fixed(100.0 * mean, 2) << " ± " << fixed(100.0 * std_dev, 2)
             << " % over " << results.size() << (results.size() == 1 ? " run" : " runs") << ", "
-            << fixed(ms, 2) << " ms per epoch\n";
+            << fixed(epochs, results.size() == 1 ? 0 : 1) << " epochs"
+            << (results.size() == 1 ? "" : " on average") << ", " << fixed(ms, 2)
+            << " ms per epoch\n";
 
   if (options.metrics_json) {
     nlohmann::ordered_json runs = nlohmann::ordered_json::array();

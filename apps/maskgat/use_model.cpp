@@ -49,12 +49,6 @@ Applied apply_model(const std::filesystem::path& path, DataOptions& data) {
           std::move(logits)};
 }
 
-std::string fixed(double value, int digits) {
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(digits) << value;
-  return text.str();
-}
-
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n") == std::string::npos) return text;
   std::string quoted = "\"";
