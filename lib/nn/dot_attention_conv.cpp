@@ -50,8 +50,8 @@ void BasicDotAttentionConv<T>::forward(const Graph& graph, InputRef<T> x, Mode m
   const auto score = dot_score<T>(cache, options_);
   ops::attention(graph, score, cache.value, cache.dropout, cache.alpha,
                  detail::heads_target(options_.concat, out, cache.heads_out), options_.schedule);
-  if (!options_.concat) detail::mean_heads(cache.heads_out, options_.heads, out);
-  if (skip_) detail::project_add(*store_, *skip_, x, out);
+  detail::finish_output(*store_, options_.concat, options_.heads, cache.heads_out, skip_,
+                        std::optional<Parameter>{}, x, out);
 }
 
 template <typename T>
@@ -59,9 +59,9 @@ void BasicDotAttentionConv<T>::backward(const Graph& graph, InputRef<T> x, Cache
                                         const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x) const {
   detail::check_backward("dot_attention_conv.backward", graph, x, grad_out, output_features(),
                          grad_x);
-  if (skip_) detail::project_backward(*store_, *skip_, x, grad_out, grad_x);
-  const RowMatrix<T>& grad_heads =
-      detail::heads_gradient(options_.concat, options_.heads, grad_out, cache.grad_heads);
+  const RowMatrix<T>& grad_heads = detail::finish_output_backward(
+      *store_, options_.concat, options_.heads, skip_, std::optional<Parameter>{}, x, grad_out,
+      grad_x, cache.grad_heads);
   const auto score = dot_score<T>(cache, options_);
   ops::DotScoreGrad<T> grad_score{cache.grad_query, cache.grad_key};
   ops::attention_backward(graph, score, cache.value, cache.alpha, cache.dropout, grad_heads,

@@ -78,10 +78,7 @@ template <typename T>
 void BasicGatConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng, Cache& cache,
                               RowMatrix<T>& out) const {
   detail::check_input("gat_conv.forward", graph, x, options_.in_features);
-  if (detail::needs_self_loops(graph, options_.add_self_loops)) {
-    cache.looped = masks::from_graph(graph, true);
-  }
-  const Graph& mask = detail::attention_mask(graph, options_.add_self_loops, cache.looped);
+  const Graph& mask = detail::forward_mask(graph, options_.add_self_loops, cache.looped);
   detail::project(*store_, lin_, x, cache.h);
   head_scores<T>(cache.h, store_->value(att_src_), cache.src);
   head_scores<T>(cache.h, store_->value(att_dst_), cache.dst);
@@ -89,9 +86,8 @@ void BasicGatConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng&
   const ops::AdditiveScore<T> score{cache.src, cache.dst, static_cast<T>(options_.negative_slope)};
   ops::attention(mask, score, cache.h, cache.dropout, cache.alpha,
                  detail::heads_target(options_.concat, out, cache.heads_out), options_.schedule);
-  if (!options_.concat) detail::mean_heads(cache.heads_out, options_.heads, out);
-  if (residual_) detail::project_add(*store_, *residual_, x, out);
-  if (bias_) detail::add_bias(*store_, *bias_, out);
+  detail::finish_output(*store_, options_.concat, options_.heads, cache.heads_out, residual_, bias_,
+                        x, out);
 }
 
 template <typename T>
@@ -99,10 +95,9 @@ void BasicGatConv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache,
                                const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x) const {
   detail::check_backward("gat_conv.backward", graph, x, grad_out, output_features(), grad_x);
   const Graph& mask = detail::attention_mask(graph, options_.add_self_loops, cache.looped);
-  if (bias_) store_->grad(*bias_).row(0) += grad_out.colwise().sum();
-  if (residual_) detail::project_backward(*store_, *residual_, x, grad_out, grad_x);
   const RowMatrix<T>& grad_heads =
-      detail::heads_gradient(options_.concat, options_.heads, grad_out, cache.grad_heads);
+      detail::finish_output_backward(*store_, options_.concat, options_.heads, residual_, bias_, x,
+                                     grad_out, grad_x, cache.grad_heads);
   const ops::AdditiveScore<T> score{cache.src, cache.dst, static_cast<T>(options_.negative_slope)};
   ops::AdditiveScoreGrad<T> grad_score{cache.grad_src, cache.grad_dst};
   ops::attention_backward(mask, score, cache.h, cache.alpha, cache.dropout, grad_heads, grad_score,

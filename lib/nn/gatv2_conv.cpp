@@ -39,10 +39,7 @@ template <typename T>
 void BasicGatV2Conv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng,
                                 Cache& cache, RowMatrix<T>& out) const {
   detail::check_input("gatv2_conv.forward", graph, x, options_.in_features);
-  if (detail::needs_self_loops(graph, options_.add_self_loops)) {
-    cache.looped = masks::from_graph(graph, true);
-  }
-  const Graph& mask = detail::attention_mask(graph, options_.add_self_loops, cache.looped);
+  const Graph& mask = detail::forward_mask(graph, options_.add_self_loops, cache.looped);
   detail::project(*store_, src_, x, cache.src);
   if (dst_) detail::project(*store_, *dst_, x, cache.dst);
   cache.dropout = detail::dropout_for(mode, options_.dropout, rng);
@@ -51,9 +48,8 @@ void BasicGatV2Conv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rn
                                  static_cast<T>(options_.negative_slope)};
   ops::attention(mask, score, cache.src, cache.dropout, cache.alpha,
                  detail::heads_target(options_.concat, out, cache.heads_out), options_.schedule);
-  if (!options_.concat) detail::mean_heads(cache.heads_out, options_.heads, out);
-  if (residual_) detail::project_add(*store_, *residual_, x, out);
-  if (bias_) detail::add_bias(*store_, *bias_, out);
+  detail::finish_output(*store_, options_.concat, options_.heads, cache.heads_out, residual_, bias_,
+                        x, out);
 }
 
 template <typename T>
@@ -61,10 +57,9 @@ void BasicGatV2Conv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache
                                  const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x) const {
   detail::check_backward("gatv2_conv.backward", graph, x, grad_out, output_features(), grad_x);
   const Graph& mask = detail::attention_mask(graph, options_.add_self_loops, cache.looped);
-  if (bias_) store_->grad(*bias_).row(0) += grad_out.colwise().sum();
-  if (residual_) detail::project_backward(*store_, *residual_, x, grad_out, grad_x);
   const RowMatrix<T>& grad_heads =
-      detail::heads_gradient(options_.concat, options_.heads, grad_out, cache.grad_heads);
+      detail::finish_output_backward(*store_, options_.concat, options_.heads, residual_, bias_, x,
+                                     grad_out, grad_x, cache.grad_heads);
   const RowMatrix<T> att = store_->value(att_);
   const ops::Gatv2Score<T> score{cache.src, dst_ ? cache.dst : cache.src, att,
                                  static_cast<T>(options_.negative_slope)};

@@ -95,6 +95,12 @@ inline const Graph& attention_mask(const Graph& graph, bool add_self_loops, cons
   return needs_self_loops(graph, add_self_loops) ? looped : graph;
 }
 
+// The forward's mask: builds `looped` first when the graph lacks self-loops the layer adds.
+inline const Graph& forward_mask(const Graph& graph, bool add_self_loops, Graph& looped) {
+  if (needs_self_loops(graph, add_self_loops)) looped = masks::from_graph(graph, true);
+  return attention_mask(graph, add_self_loops, looped);
+}
+
 template <typename T>
 void check_input(const std::string& where, const Graph& graph, InputRef<T> x,
                  std::int64_t in_features) {
@@ -162,6 +168,32 @@ const RowMatrix<T>& heads_gradient(bool concat, std::int64_t heads, const RowMat
   if (concat) return grad_out;
   mean_heads_backward(grad_out, heads, grad_heads);
   return grad_heads;
+}
+
+// What every layer adds after attention: the mean over heads (unless they are concatenated into
+// `out` already), a projection of the input (residual, or the dot layer's root weight, with its
+// bias) and the output bias.
+template <typename T>
+void finish_output(const ParameterStore<T>& store, bool concat, std::int64_t heads,
+                   const RowMatrix<T>& heads_out, const std::optional<Projection>& projection,
+                   const std::optional<Parameter>& bias, InputRef<T> x, RowMatrix<T>& out) {
+  if (!concat) mean_heads(heads_out, heads, out);
+  if (projection) project_add(store, *projection, x, out);
+  if (bias) add_bias(store, *bias, out);
+}
+
+// Backward of `finish_output`: adds the bias and projection gradients (and the projection's part
+// of dL/dx when `grad_x` is set) and returns dL/d(per-head attention output).
+template <typename T>
+const RowMatrix<T>& finish_output_backward(ParameterStore<T>& store, bool concat,
+                                           std::int64_t heads,
+                                           const std::optional<Projection>& projection,
+                                           const std::optional<Parameter>& bias, InputRef<T> x,
+                                           const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x,
+                                           RowMatrix<T>& grad_heads) {
+  if (bias) store.grad(*bias).row(0) += grad_out.colwise().sum();
+  if (projection) project_backward(store, *projection, x, grad_out, grad_x);
+  return heads_gradient(concat, heads, grad_out, grad_heads);
 }
 
 }  // namespace maskgat::nn::detail
