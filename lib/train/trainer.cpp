@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <string>
 
 #include "maskgat/core/error.hpp"
@@ -109,11 +110,20 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
     parameters.zero_grad();
     const RowMatrix<float>& logits = s.model.forward(s.mask, s.features(), nn::Mode::kTrain, s.rng);
     stats.train_loss = nn::nll_loss(logits, labels, s.train_nodes, &s.grad_logits);
+    if (!std::isfinite(stats.train_loss)) {
+      throw Error("train: the training loss is " + std::to_string(stats.train_loss) + " at epoch " +
+                  std::to_string(epoch) + "; lower the learning rate or check the features");
+    }
     stats.train_accuracy =
         ConfusionMatrix(s.dataset->num_classes(), labels, predict_classes(logits), s.train_nodes)
             .accuracy();
     s.model.backward(s.mask, s.features(), s.grad_logits);
-    s.optimizer.step(values, parameters.grads());
+    const auto grads = parameters.grads();
+    if (!std::all_of(grads.begin(), grads.end(), [](float g) { return std::isfinite(g); })) {
+      throw Error("train: a gradient is not finite at epoch " + std::to_string(epoch) +
+                  "; lower the learning rate or check the features");
+    }
+    s.optimizer.step(values, grads);
 
     if (!s.val_nodes.empty()) {
       const RowMatrix<float>& eval = s.evaluation_logits();

@@ -89,6 +89,8 @@ class Trainer {
   /// Trains until early stopping or `epochs`; calls `on_epoch` after every epoch. Afterwards the
   /// model holds the best epoch's parameters. Called again (or after resuming), it continues
   /// from the last epoch trained.
+  /// @throws Error naming the epoch when the loss or a gradient stops being finite (nothing is
+  ///         updated with it; the trainer should then be discarded).
   FitResult fit(const std::function<void(const EpochStats&)>& on_epoch = {});
 
   /// The model and the whole training state, for `save_checkpoint`.

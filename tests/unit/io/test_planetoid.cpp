@@ -49,8 +49,8 @@ std::vector<maskgat::NodeId> in_neighbors(const maskgat::Graph& graph, maskgat::
 
 TEST_SUITE("unit") {
   TEST_CASE("planetoid: the tiny fixture loads as PyG would") {
-    const auto dataset =
-        read_planetoid(maskgat::test::write_tiny_planetoid("planetoid-tiny"), "citeseer", DatasetOptions{});
+    const auto dataset = read_planetoid(maskgat::test::write_tiny_planetoid("planetoid-tiny"),
+                                        "citeseer", DatasetOptions{});
     CHECK(dataset.name == "citeseer");
     REQUIRE(dataset.graph.num_nodes() == 8);
     CHECK(dataset.node_names == std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7"});
@@ -139,8 +139,7 @@ TEST_SUITE("unit") {
     DatasetOptions options;
     options.require_features = false;
     const auto dataset = read_planetoid(dir, "citeseer", options);
-    CHECK(dataset.missing_features == "'" + allx +
-                                          "' is missing (fetch it with: " + fetch +
+    CHECK(dataset.missing_features == "'" + allx + "' is missing (fetch it with: " + fetch +
                                           " where the internet is reachable)");
     CHECK(dataset.features.rows() == 8);
     CHECK(dataset.features.cols() == 0);
@@ -223,6 +222,22 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(read_planetoid(short_allx, "citeseer", DatasetOptions{}),
                          ("planetoid: " + (short_allx / "ind.citeseer.allx").string() +
                           ": the matrix has 2 rows, expected 4 (one per row of ind.citeseer.ally)")
+                             .c_str(),
+                         maskgat::ParseError);
+  }
+
+  TEST_CASE("planetoid: a non-finite feature is rejected by the pickle reader") {
+    std::string allx = tiny_planetoid_part("allx");
+    const std::string one("\x00\x00\x80\x3f", 4);  // 1.0F, little-endian
+    const std::string nan("\x00\x00\xc0\x7f", 4);
+    const auto at = allx.find(one);
+    REQUIRE(at != std::string::npos);
+    allx.replace(at, 4, nan);
+    const auto dir = make_copy("planetoid-nan", {{"allx", allx}});
+    CHECK_THROWS_WITH_AS(read_planetoid(dir, "citeseer", DatasetOptions{}),
+                         ("planetoid: " + (dir / "ind.citeseer.allx").string() +
+                          ": 'data' of the scipy.sparse.csr.csr_matrix created at byte 34: "
+                          "data[0] is not a finite float")
                              .c_str(),
                          maskgat::ParseError);
   }

@@ -126,4 +126,12 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(train::Trainer(data, quick_options()),
                          "train: the split has no training nodes", maskgat::InvalidArgument);
   }
+
+  TEST_CASE("Trainer stops with the epoch when the loss or a gradient is no longer finite") {
+    const maskgat::Dataset data = small_synthetic();
+    auto options = quick_options();
+    options.optimizer.learning_rate = 1e30;
+    train::Trainer trainer(data, options);
+    CHECK_THROWS_WITH_AS(trainer.fit(), doctest::Contains("at epoch "), maskgat::Error);
+  }
 }
