@@ -1,6 +1,7 @@
-// maskgat-bench: whole training epochs (forward, backward, Adam step) and inference passes of the
-// GAT paper's model, per dataset, attention kind and thread count, each measured in its own child
-// process so its peak RSS is its own. One JSON line per measurement on stdout, a table on stderr.
+// maskgat-bench: training epochs (forward, backward, Adam step; not the validation pass) and
+// inference passes (evaluation forward and softmax) of the GAT paper's model, per dataset,
+// attention kind and thread count, each measured in its own child process so its peak RSS is
+// its own. One JSON line per measurement on stdout, a table on stderr.
 //
 //   maskgat-bench [--dataset NAME[,NAME...]] [--attention gat|gatv2|dot] [--threads 1,2]
 //                 [--epochs N] [--data-dir DIR]
@@ -105,7 +106,7 @@ int measure(const Measurement& m) {
   maskgat::train::Trainer trainer(dataset, options);
   std::vector<double> epoch_ms;
   trainer.fit([&](const maskgat::train::EpochStats& stats) {
-    if (stats.epoch > kWarmup) epoch_ms.push_back(stats.milliseconds);
+    if (stats.epoch > kWarmup) epoch_ms.push_back(stats.train_milliseconds);
   });
   std::vector<double> inference_ms;
   for (std::int64_t k = 0; k < kWarmup + m.epochs; ++k) {

@@ -124,6 +124,7 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
                   "; lower the learning rate or check the features");
     }
     s.optimizer.step(values, grads);
+    stats.train_milliseconds = elapsed_ms(start);
 
     if (!s.val_nodes.empty()) {
       const RowMatrix<float>& eval = s.evaluation_logits();

@@ -38,9 +38,10 @@ struct EpochStats {
   double train_accuracy = 0.0;  ///< of the training pass (with dropout)
   double val_loss = 0.0;        ///< evaluation pass (no dropout)
   double val_accuracy = 0.0;
-  double milliseconds = 0.0;  ///< training step plus evaluation pass
-  bool improved = false;      ///< the patience counter was reset
-  bool checkpoint = false;    ///< these parameters became the best ones
+  double milliseconds = 0.0;        ///< training step plus evaluation pass
+  double train_milliseconds = 0.0;  ///< the training step alone (forward, backward, Adam)
+  bool improved = false;            ///< the patience counter was reset
+  bool checkpoint = false;          ///< these parameters became the best ones
 };
 
 /// The outcome of `fit`.
