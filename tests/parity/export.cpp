@@ -135,21 +135,21 @@ void export_layers(const std::filesystem::path& dir, const Case& c, std::int64_t
   const std::string shape = "\"in\":" + std::to_string(c.x.cols()) +
                             ",\"out\":" + std::to_string(channels) +
                             ",\"heads\":" + std::to_string(heads) + ",\"concat\":" + flag(concat);
-  nn::GatConvOptions gat;
-  gat.in_features = c.x.cols();
-  gat.out_features = channels;
-  gat.heads = heads;
-  gat.concat = concat;
+  // The fields every layer's options share.
+  const auto shaped = [&](auto options) {
+    options.in_features = c.x.cols();
+    options.out_features = channels;
+    options.heads = heads;
+    options.concat = concat;
+    return options;
+  };
+  auto gat = shaped(nn::GatConvOptions{});
   gat.residual = extras;
   export_case<nn::GatConv>(dir, c, "gat", gat,
                            "{" + shape + ",\"negative_slope\":0.2,\"add_self_loops\":true," +
                                "\"bias\":true,\"residual\":" + flag(extras) + "}",
                            seed);
-  nn::GatV2ConvOptions v2;
-  v2.in_features = c.x.cols();
-  v2.out_features = channels;
-  v2.heads = heads;
-  v2.concat = concat;
+  auto v2 = shaped(nn::GatV2ConvOptions{});
   v2.residual = extras;
   v2.share_weights = !extras;
   export_case<nn::GatV2Conv>(dir, c, "gatv2", v2,
@@ -157,11 +157,7 @@ void export_layers(const std::filesystem::path& dir, const Case& c, std::int64_t
                                  "\"bias\":true,\"residual\":" + flag(extras) +
                                  ",\"share_weights\":" + flag(!extras) + "}",
                              seed);
-  nn::DotAttentionConvOptions dot;
-  dot.in_features = c.x.cols();
-  dot.out_features = channels;
-  dot.heads = heads;
-  dot.concat = concat;
+  auto dot = shaped(nn::DotAttentionConvOptions{});
   dot.root_weight = extras;
   export_case<nn::DotAttentionConv>(
       dir, c, "dot", dot, "{" + shape + ",\"root_weight\":" + flag(extras) + ",\"bias\":true}",

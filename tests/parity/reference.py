@@ -70,6 +70,14 @@ def linear(x, p, name):
     return out
 
 
+def residual_and_bias(out, x, p, o):
+    if o["residual"]:
+        out = out + x @ p["conv.res.weight"]
+    if o["bias"]:
+        out = out + p["conv.bias"]
+    return out
+
+
 def gat(x, p, src, dst, n, o):
     heads, channels = o["heads"], o["out"]
     h = (x @ p["conv.weight"]).view(n, heads, channels)
@@ -79,11 +87,7 @@ def gat(x, p, src, dst, n, o):
         src, dst = with_self_loops(src, dst, n)
     scores = F.leaky_relu(a_src[src] + a_dst[dst], o["negative_slope"])
     out = finish(aggregate(edge_softmax(scores, dst, n), h[src], dst, n), o)
-    if o["residual"]:
-        out = out + x @ p["conv.res.weight"]
-    if o["bias"]:
-        out = out + p["conv.bias"]
-    return out
+    return residual_and_bias(out, x, p, o)
 
 
 def gatv2(x, p, src, dst, n, o):
@@ -95,11 +99,7 @@ def gatv2(x, p, src, dst, n, o):
     z = F.leaky_relu(x_l[src] + x_r[dst], o["negative_slope"])
     scores = (z * p["conv.att"].view(1, heads, channels)).sum(-1)
     out = finish(aggregate(edge_softmax(scores, dst, n), x_l[src], dst, n), o)
-    if o["residual"]:
-        out = out + x @ p["conv.res.weight"]
-    if o["bias"]:
-        out = out + p["conv.bias"]
-    return out
+    return residual_and_bias(out, x, p, o)
 
 
 def dot(x, p, src, dst, n, o):
