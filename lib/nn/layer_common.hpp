@@ -23,15 +23,19 @@ inline void check_positive(const std::string& where, const char* name, std::int6
   }
 }
 
+inline void check_dropout(const std::string& where, double dropout) {
+  if (!(dropout >= 0.0 && dropout < 1.0)) {
+    throw InvalidArgument(where + ": dropout " + std::to_string(dropout) + " is outside [0, 1)");
+  }
+}
+
 inline void check_layer_options(const std::string& where, std::int64_t in_features,
                                 std::int64_t out_features, std::int64_t heads, double dropout,
                                 const Schedule& schedule) {
   check_positive(where, "in_features", in_features);
   check_positive(where, "out_features", out_features);
   check_positive(where, "heads", heads);
-  if (!(dropout >= 0.0 && dropout < 1.0)) {
-    throw InvalidArgument(where + ": dropout " + std::to_string(dropout) + " is outside [0, 1)");
-  }
+  check_dropout(where, dropout);
   maskgat::detail::check_schedule(where.c_str(), schedule);
 }
 

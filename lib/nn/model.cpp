@@ -9,6 +9,7 @@
 #include "maskgat/nn/dropout.hpp"
 #include "maskgat/nn/gat_conv.hpp"
 #include "maskgat/nn/gatv2_conv.hpp"
+#include "nn/layer_common.hpp"
 
 namespace maskgat::nn {
 
@@ -38,13 +39,6 @@ using Layer = std::variant<BasicGatConv<T>, BasicGatV2Conv<T>, BasicDotAttention
 template <typename T>
 using LayerCache = std::variant<typename BasicGatConv<T>::Cache, typename BasicGatV2Conv<T>::Cache,
                                 typename BasicDotAttentionConv<T>::Cache>;
-
-void check_positive(const char* name, std::int64_t value) {
-  if (value <= 0) {
-    throw InvalidArgument(std::string("model: ") + name + " is " + std::to_string(value) +
-                          ", expected a positive count");
-  }
-}
 
 // The shared options of layer `index` (0-based) of a model.
 template <typename Options>
@@ -115,16 +109,13 @@ struct BasicModel<T>::Impl {
 
 template <typename T>
 BasicModel<T>::BasicModel(const ModelOptions& options, Rng& rng) : impl_(std::make_unique<Impl>()) {
-  check_positive("in_features", options.in_features);
-  check_positive("classes", options.classes);
-  check_positive("layers", options.layers);
-  check_positive("heads", options.heads);
-  check_positive("hidden", options.hidden);
-  check_positive("output_heads", options.output_heads);
-  if (!(options.dropout >= 0.0 && options.dropout < 1.0)) {
-    throw InvalidArgument("model: dropout " + std::to_string(options.dropout) +
-                          " is outside [0, 1)");
-  }
+  detail::check_positive("model", "in_features", options.in_features);
+  detail::check_positive("model", "classes", options.classes);
+  detail::check_positive("model", "layers", options.layers);
+  detail::check_positive("model", "heads", options.heads);
+  detail::check_positive("model", "hidden", options.hidden);
+  detail::check_positive("model", "output_heads", options.output_heads);
+  detail::check_dropout("model", options.dropout);
   impl_->options = options;
   const auto count = static_cast<std::size_t>(options.layers);
   for (std::int64_t index = 0; index < options.layers; ++index) {
