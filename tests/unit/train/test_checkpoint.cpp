@@ -146,6 +146,12 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(train::Trainer(wide, trainer.checkpoint(), 5),
                          "checkpoint: parameter conv1.weight is 12 x 64, the model has 20 x 64",
                          maskgat::InvalidArgument);
+    maskgat::Dataset relabelled = narrow;
+    relabelled.class_names.push_back("extra");
+    CHECK_THROWS_WITH_AS(train::Trainer(relabelled, trainer.checkpoint(), 5),
+                         "checkpoint: the model was trained on 3 classes that differ from the "
+                         "dataset's 4",
+                         maskgat::InvalidArgument);
     train::Checkpoint renamed = trainer.checkpoint();
     renamed.parameters[1].name = "conv1.att";
     CHECK_THROWS_WITH_AS(static_cast<void>(train::load_model(renamed)),
