@@ -1,10 +1,14 @@
 #pragma once
 // The factor (0 or 1 / (1 - p)) a dropout key gives element k, recomputed from a counter-based
 // hash instead of stored: the same in forward and backward and on any number of threads.
+//
+// One 64-bit hash covers four consecutive elements: element k is kept when the 16-bit lane
+// k % 4 of hash(k / 4) is at least round(p * 2^16). The probability is therefore rounded to a
+// multiple of 2^-16, and kept elements are scaled by 1 / (1 - rounded p), so the mask stays
+// unbiased. Hashing four elements at once makes masks four times cheaper than one hash each.
 
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <string>
 
 #include "maskgat/core/error.hpp"
@@ -15,30 +19,61 @@ namespace maskgat::detail {
 template <typename T>
 class DropoutMask {
  public:
+  static constexpr unsigned kLaneBits = 16;
+  static constexpr std::uint64_t kLanes = 64 / kLaneBits;
+
   // @throws InvalidArgument naming `where` when the probability is outside [0, 1).
   DropoutMask(const char* where, const DropoutKey& key) : stream_(key.seed, key.stream) {
     if (!(key.probability >= 0.0 && key.probability < 1.0)) {
       throw InvalidArgument(std::string(where) + ": dropout probability " +
                             std::to_string(key.probability) + " is outside [0, 1)");
     }
-    active_ = key.probability > 0.0;
-    const double threshold = std::ldexp(key.probability, 64);
-    threshold_ = threshold >= std::ldexp(1.0, 64) ? std::numeric_limits<std::uint64_t>::max()
-                                                  : static_cast<std::uint64_t>(threshold);
-    scale_ = static_cast<T>(1.0 / (1.0 - key.probability));
+    constexpr double kRange = 1 << kLaneBits;
+    threshold_ = static_cast<std::uint32_t>(std::lround(key.probability * kRange));
+    active_ = threshold_ > 0;
+    if (threshold_ >= (1U << kLaneBits)) {
+      scale_ = T(0);  // p rounds to 1: every element is dropped
+    } else {
+      scale_ = static_cast<T>(kRange / (kRange - threshold_));
+    }
   }
 
   [[nodiscard]] bool active() const noexcept { return active_; }
 
-  T operator()(std::uint64_t element) const noexcept {
-    if (!active_) return T(1);
-    return stream_(element) >= threshold_ ? scale_ : T(0);
+  // Writes the factors of elements [first, first + count) to `factors`, hashing each group of
+  // lanes once. Branch-free, and the members are copied to locals first: stores to `factors`
+  // cannot alias them then, so the compiler keeps everything in registers and vectorises the
+  // hashing (several times faster than reading the members through `this`).
+  [[gnu::always_inline]] void fill(std::uint64_t first, std::int64_t count, T* factors) const {
+    if (!active_) {
+      for (std::int64_t k = 0; k < count; ++k) factors[k] = T(1);
+      return;
+    }
+    const CounterStream stream = stream_;
+    const std::uint32_t threshold = threshold_;
+    const T scale = scale_;
+    const auto factor = [&](std::uint64_t word, std::uint64_t lane) {
+      const auto bits = static_cast<std::uint32_t>((word >> (lane * kLaneBits)) & 0xffffU);
+      return bits >= threshold ? scale : T(0);
+    };
+    const std::uint64_t last = first + static_cast<std::uint64_t>(count);
+    std::uint64_t k = first;
+    // A partial group at the start, whole groups, a partial group at the end.
+    for (; k < last && k % kLanes != 0; ++k) {
+      factors[k - first] = factor(stream(k / kLanes), k % kLanes);
+    }
+    for (; k + kLanes <= last; k += kLanes) {
+      const std::uint64_t word = stream(k / kLanes);
+      for (std::uint64_t lane = 0; lane < kLanes; ++lane)
+        factors[k - first + lane] = factor(word, lane);
+    }
+    for (; k < last; ++k) factors[k - first] = factor(stream(k / kLanes), k % kLanes);
   }
 
  private:
   CounterStream stream_;
   bool active_ = false;
-  std::uint64_t threshold_ = 0;
+  std::uint32_t threshold_ = 0;
   T scale_ = T(1);
 };
 

@@ -40,8 +40,16 @@ void head_scores_backward(const RowMatrix<T>& h, const Eigen::Ref<const RowMatri
       }
     }
   });
-  for (std::int64_t k = 0; k < heads; ++k) {
-    grad_att.row(k).noalias() += grad.col(k).transpose() * h.middleCols(k * channels, channels);
+  // Summed node by node in order, not by an Eigen product: `grad_att` lies in the parameter store
+  // at any alignment, and Eigen's kernels sum unaligned ends in another order.
+  T* target = grad_att.data();
+  for (std::int64_t n = 0; n < h.rows(); ++n) {
+    const T* row = h.data() + n * heads * channels;
+    for (std::int64_t k = 0; k < heads; ++k) {
+      const T g = grad(n, k);
+      for (std::int64_t c = 0; c < channels; ++c)
+        target[k * channels + c] += g * row[k * channels + c];
+    }
   }
 }
 

@@ -84,7 +84,8 @@ void project_backward(ParameterStore<T>& store, const Projection& projection, In
                       const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x) {
   auto grad_weight = store.grad(projection.weight);
   ops::matmul_backward_weight<T>(x, grad_out, grad_weight);
-  if (projection.bias) store.grad(*projection.bias).row(0) += grad_out.colwise().sum();
+  if (projection.bias)
+    maskgat::detail::add_column_sums(grad_out, store.grad(*projection.bias).data());
   if (grad_x != nullptr)
     ops::matmul_backward_input<T>(grad_out, store.value(projection.weight), *grad_x);
 }
@@ -195,7 +196,7 @@ const RowMatrix<T>& finish_output_backward(ParameterStore<T>& store, bool concat
                                            const std::optional<Parameter>& bias, InputRef<T> x,
                                            const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x,
                                            RowMatrix<T>& grad_heads) {
-  if (bias) store.grad(*bias).row(0) += grad_out.colwise().sum();
+  if (bias) maskgat::detail::add_column_sums(grad_out, store.grad(*bias).data());
   if (projection) project_backward(store, *projection, x, grad_out, grad_x);
   return heads_gradient(concat, heads, grad_out, grad_heads);
 }

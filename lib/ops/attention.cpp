@@ -48,22 +48,25 @@ void attention_backward(const Graph& mask, const Score& score,
   const detail::ValueRows<T> value_rows{values.data(), heads, channels};
   const detail::ValueRows<T> grad_rows{grad_out.data(), heads, channels};
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
-  // Per edge and head: dL/dalpha, then dL/dscore, then what the source pass needs.
-  RowMatrix<T>& buffer = workspace;
-  buffer.resize(mask.num_edges(), heads);
+  // Rows 0..E-1 of the workspace: per edge and head, dL/dalpha, then dL/dscore, then what the
+  // source pass needs. Rows E..2E-1: the dropped weights d * alpha.
+  workspace.resize(2 * mask.num_edges(), heads);
+  T* buffer = workspace.data();
+  T* weights = workspace.data() + mask.num_edges() * heads;
   rows.prepare(grad_score, mask.num_nodes());
   grad_values.resize(mask.num_nodes(), values.cols());
   detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
-    T* row = buffer.data() + first * heads;
-    detail::grad_alpha_row(sources, first, grad_rows.row(i), value_rows, factor, row);
+    T* row = buffer + first * heads;
+    detail::grad_alpha_row(sources, first, grad_rows.row(i), value_rows, factor,
+                           alpha.data() + first * heads, row, weights + first * heads);
     detail::softmax_backward_row(alpha.data() + first * heads, row,
                                  static_cast<std::int64_t>(sources.size()), heads);
     rows.dst_row(grad_score, i, sources, first, row);
   });
   detail::for_each_source(mask, schedule, [&](NodeId j, auto targets, auto edges) {
-    detail::grad_values_row(targets, edges, alpha.data(), grad_rows, factor,
+    detail::grad_values_row(targets, edges, weights, grad_rows,
                             grad_values.data() + j * values.cols());
-    rows.src_row(grad_score, j, targets, edges, buffer.data());
+    rows.src_row(grad_score, j, targets, edges, buffer);
   });
   rows.finish(grad_score);
 }

@@ -12,6 +12,26 @@ namespace {
 // is fixed.
 constexpr std::int64_t kRowBlock = 256;
 constexpr std::int64_t kWeightRowBlock = 32;
+// Columns of a weight gradient per task when x is sparse: each task runs over all of x's entries
+// and owns these columns of the gradient, so no transpose of x is formed.
+constexpr std::int64_t kWeightColumnBlock = 16;
+
+// out.row(i) = sum over stored (i, f) of x(i, f) * weight.row(f), for rows [begin, end).
+template <typename T>
+void sparse_rows_times(const RowSparse<T>& x, const Eigen::Ref<const RowMatrix<T>>& weight,
+                       std::int64_t begin, std::int64_t end, RowMatrix<T>& out) {
+  const std::int64_t width = weight.cols();
+  const auto* outer = x.outerIndexPtr();
+  for (std::int64_t i = begin; i < end; ++i) {
+    T* row = out.row(i).data();
+    for (std::int64_t c = 0; c < width; ++c) row[c] = T(0);
+    for (auto k = outer[i]; k < outer[i + 1]; ++k) {
+      const T value = x.valuePtr()[k];
+      const T* w = weight.row(x.innerIndexPtr()[k]).data();
+      for (std::int64_t c = 0; c < width; ++c) row[c] += value * w[c];
+    }
+  }
+}
 
 }  // namespace
 
@@ -25,8 +45,7 @@ void matmul(InputRef<T> x, const Eigen::Ref<const RowMatrix<T>>& weight, RowMatr
   out.resize(x.rows(), weight.cols());
   detail::for_each_block(x.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
     if (x.is_sparse()) {
-      out.middleRows(begin, end - begin).noalias() =
-          x.sparse().middleRows(begin, end - begin) * weight;
+      sparse_rows_times(x.sparse(), weight, begin, end, out);
     } else {
       out.middleRows(begin, end - begin).noalias() =
           x.dense().middleRows(begin, end - begin) * weight;
@@ -41,11 +60,20 @@ void matmul_backward_weight(InputRef<T> x, const RowMatrix<T>& grad_out,
   detail::check_shape(kWhere, "grad_out", grad_out, x.rows(), grad_weight.cols(), "the rows of x");
   detail::check_shape(kWhere, "grad_weight", grad_weight, x.cols(), -1, "the columns of x");
   if (x.is_sparse()) {
-    const RowSparse<T> transposed = x.sparse().transpose();
-    detail::for_each_block(x.cols(), kWeightRowBlock, [&](std::int64_t begin, std::int64_t end) {
-      grad_weight.middleRows(begin, end - begin).noalias() +=
-          transposed.middleRows(begin, end - begin) * grad_out;
-    });
+    const RowSparse<T>& sparse = x.sparse();
+    const auto* outer = sparse.outerIndexPtr();
+    detail::for_each_block(grad_weight.cols(), kWeightColumnBlock,
+                           [&](std::int64_t begin, std::int64_t end) {
+                             for (std::int64_t i = 0; i < sparse.rows(); ++i) {
+                               const T* g = grad_out.row(i).data() + begin;
+                               for (auto k = outer[i]; k < outer[i + 1]; ++k) {
+                                 const T value = sparse.valuePtr()[k];
+                                 T* w = grad_weight.row(sparse.innerIndexPtr()[k]).data() + begin;
+                                 for (std::int64_t c = 0; c < end - begin; ++c)
+                                   w[c] += value * g[c];
+                               }
+                             }
+                           });
   } else {
     detail::for_each_block(x.cols(), kWeightRowBlock, [&](std::int64_t begin, std::int64_t end) {
       grad_weight.middleRows(begin, end - begin).noalias() +=

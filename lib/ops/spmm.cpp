@@ -46,12 +46,14 @@ void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
   grad_alpha.resize(mask.num_edges(), heads);
   grad_values.resize(mask.num_nodes(), values.cols());
+  RowMatrix<T> weights(mask.num_edges(), heads);
   detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
     detail::grad_alpha_row(sources, first, grad_rows.row(i), rows, factor,
-                           grad_alpha.data() + first * heads);
+                           alpha.data() + first * heads, grad_alpha.data() + first * heads,
+                           weights.data() + first * heads);
   });
   detail::for_each_source(mask, schedule, [&](NodeId j, auto targets, auto edges) {
-    detail::grad_values_row(targets, edges, alpha.data(), grad_rows, factor,
+    detail::grad_values_row(targets, edges, weights.data(), grad_rows,
                             grad_values.data() + j * values.cols());
   });
 }

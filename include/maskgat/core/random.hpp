@@ -54,11 +54,13 @@ class CounterStream {
   return CounterStream(seed, stream)(counter);
 }
 
-/// The key of a dropout mask that is recomputed rather than stored: element k is kept when
-/// `counter_hash(seed, stream, k)` is at least `probability * 2^64`, and kept elements are scaled
-/// by `1 / (1 - probability)`. The same key gives the same mask in forward and backward, on any
-/// number of threads. Attention dropout numbers elements `edge * H + head`, feature dropout
-/// `row * F + column` (dense) or the position among stored entries (sparse).
+/// The key of a dropout mask that is recomputed rather than stored. Element k is kept when the
+/// 16-bit lane `k % 4` of `counter_hash(seed, stream, k / 4)` is at least
+/// `round(probability * 2^16)`, so the probability is rounded to a multiple of 2^-16 (and a
+/// probability below 2^-17 drops nothing); kept elements are scaled by `1 / (1 - rounded
+/// probability)`, which keeps the mask unbiased. The same key gives the same mask in forward and
+/// backward, on any number of threads. Attention dropout numbers elements `edge * H + head`,
+/// feature dropout `row * F + column` (dense) or the position among stored entries (sparse).
 struct DropoutKey {
   double probability = 0.0;  ///< in [0, 1); 0 disables dropout
   std::uint64_t seed = 0;

@@ -13,10 +13,12 @@ namespace maskgat::nn {
 template <typename T>
 void dropout(const RowMatrix<T>& x, const DropoutKey& key, RowMatrix<T>& out);
 
-/// Dropout of a sparse matrix's stored entries only (as PyG's dropout on sparse features): the
-/// k-th stored entry is scaled by `d(k)`; the sparsity pattern is kept, dropped entries store 0.
-/// `x` must be compressed (the loaders' output is).
-/// @throws InvalidArgument when the probability is outside [0, 1) or `x` is not compressed.
+/// Dropout of a sparse matrix's stored entries only: the k-th stored entry of `x` is scaled by
+/// `d(k)`, and the entries it drops are left out of `out`, so products with `out` cost only the
+/// kept entries (1 - p of them). `x` must be compressed (the loaders' output is) and must not be
+/// `out`; `out`'s storage is reused from call to call.
+/// @throws InvalidArgument when the probability is outside [0, 1), `x` is not compressed or `x`
+/// is `out`.
 template <typename T>
 void dropout(const RowSparse<T>& x, const DropoutKey& key, RowSparse<T>& out);
 

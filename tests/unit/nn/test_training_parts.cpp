@@ -19,15 +19,15 @@ TEST_SUITE("unit") {
   TEST_CASE("dense dropout keeps about 1 - p of the entries, scales them, and backward agrees") {
     const RowMatrix<double> x = RowMatrix<double>::Ones(300, 100);
     RowMatrix<double> out;
-    nn::dropout(x, DropoutKey{0.6, 11, 2}, out);
+    nn::dropout(x, DropoutKey{0.75, 11, 2}, out);
     const double kept = static_cast<double>((out.array() != 0.0).count()) / 30000.0;
-    CHECK(kept == doctest::Approx(0.4).epsilon(0.03));
-    CHECK(((out.array() == 0.0) || (out.array() == 2.5)).all());
+    CHECK(kept == doctest::Approx(0.25).epsilon(0.05));
+    CHECK(((out.array() == 0.0) || (out.array() == 4.0)).all());
     RowMatrix<double> grad;
-    nn::dropout_backward(x, DropoutKey{0.6, 11, 2}, grad);
+    nn::dropout_backward(x, DropoutKey{0.75, 11, 2}, grad);
     CHECK(grad == out);
     RowMatrix<double> in_place = x;
-    nn::dropout(in_place, DropoutKey{0.6, 11, 2}, in_place);
+    nn::dropout(in_place, DropoutKey{0.75, 11, 2}, in_place);
     CHECK(in_place == out);
     RowMatrix<double> none;
     nn::dropout(x, DropoutKey{}, none);
@@ -37,21 +37,44 @@ TEST_SUITE("unit") {
                          maskgat::InvalidArgument);
   }
 
-  TEST_CASE("sparse dropout drops stored entries only and keeps the pattern") {
+  TEST_CASE(
+      "sparse dropout keeps about 1 - p of the stored entries, scaled, and leaves out the rest") {
     const auto x = test::random_sparse<double>(200, 50, 0.1, 3);
     maskgat::RowSparse<double> out;
     nn::dropout(x, DropoutKey{0.5, 4, 0}, out);
-    REQUIRE(out.nonZeros() == x.nonZeros());
-    std::int64_t dropped = 0;
-    for (std::int64_t k = 0; k < x.nonZeros(); ++k) {
-      const double before = x.valuePtr()[k];
-      const double after = out.valuePtr()[k];
-      CHECK(out.innerIndexPtr()[k] == x.innerIndexPtr()[k]);
-      CHECK((after == 0.0 || after == 2.0 * before));
-      dropped += after == 0.0 ? 1 : 0;
-    }
-    CHECK(static_cast<double>(dropped) / static_cast<double>(x.nonZeros()) ==
-          doctest::Approx(0.5).epsilon(0.1));
+    REQUIRE(out.isCompressed());
+    REQUIRE(out.rows() == x.rows());
+    REQUIRE(out.cols() == x.cols());
+    // Every kept entry is 2x the entry of x at the same place; the densified result is x with
+    // some entries zeroed.
+    const RowMatrix<double> dense_x = RowMatrix<double>(x);
+    const RowMatrix<double> dense_out = RowMatrix<double>(out);
+    CHECK(((dense_out.array() == 0.0) || (dense_out.array() == 2.0 * dense_x.array())).all());
+    CHECK((dense_out.array() != 0.0).count() == out.nonZeros());
+    const double kept = static_cast<double>(out.nonZeros()) / static_cast<double>(x.nonZeros());
+    CHECK(kept == doctest::Approx(0.5).epsilon(0.1));
+    // Reusing the output for another key gives that key's mask, not a mix.
+    maskgat::RowSparse<double> fresh;
+    nn::dropout(x, DropoutKey{0.3, 5, 0}, fresh);
+    nn::dropout(x, DropoutKey{0.3, 5, 0}, out);
+    CHECK(RowMatrix<double>(fresh) == RowMatrix<double>(out));
+    nn::dropout(x, DropoutKey{}, out);
+    CHECK(RowMatrix<double>(out) == dense_x);
+    CHECK_THROWS_WITH_AS(nn::dropout(out, DropoutKey{0.5, 1, 0}, out),
+                         "dropout: the sparse output must not be the input",
+                         maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("dropout probabilities are rounded to multiples of 2^-16 and the scale follows") {
+    const RowMatrix<double> x = RowMatrix<double>::Ones(1, 4096);
+    RowMatrix<double> out;
+    nn::dropout(x, DropoutKey{1e-6, 1, 0}, out);
+    CHECK(out == x);  // below 2^-17: rounds to 0, nothing dropped
+    nn::dropout(x, DropoutKey{0.25, 1, 0}, out);
+    CHECK(((out.array() == 0.0) || (out.array() == 4.0 / 3.0)).all());
+    nn::dropout(x, DropoutKey{0.6, 1, 0}, out);
+    const double scale = 65536.0 / (65536.0 - 39322.0);  // round(0.6 * 2^16) = 39322
+    CHECK(((out.array() == 0.0) || (out.array() == scale)).all());
   }
 
   TEST_CASE("log_softmax and nll_loss match the closed form and their gradient") {
