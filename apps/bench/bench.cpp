@@ -3,19 +3,29 @@
 // attention kind and thread count, each measured in its own child process so its peak RSS is
 // its own. One JSON line per measurement on stdout, a table on stderr.
 //
-//   maskgat-bench [--dataset NAME[,NAME...]] [--attention gat|gatv2|dot] [--threads 1,2]
+//   maskgat-bench [--dataset NAME[,NAME...]] [--attention gat|gatv2|dot[,...]] [--threads 1,2]
 //                 [--epochs N] [--data-dir DIR]
 //
 // Datasets: cora, citeseer, pubmed-shaped (PubMed's graph and labels with random sparse 500-wide
 // features at PubMed's density, since its features are not in the local mirror) and
 // synthetic:N (the foundation's generator: N nodes, average degree 10, 128 features, 10 classes).
+// The pseudo-dataset `limits` measures the machine instead: a STREAM-like copy (GB/s) and an
+// Eigen GEMM (GFLOP/s) on the given threads, the ceilings the other figures are compared with.
+//
+// Besides times and peak RSS, each measurement reports the forward attention op alone (the GAT
+// layer's 8 heads x 8 channels on the dataset's mask, in edges per second) and the least work a
+// training epoch needs (multiply-adds x 2 of the projections and attention, and the bytes of
+// the feature reads and per-edge gathers), so a run can be set against the `limits`.
 
 #include <sys/resource.h>
 #include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -26,8 +36,10 @@
 #include <vector>
 
 #include "maskgat/core/error.hpp"
+#include "maskgat/graph/masks.hpp"
 #include "maskgat/io/dataset.hpp"
 #include "maskgat/io/synthetic.hpp"
+#include "maskgat/ops/attention.hpp"
 #include "maskgat/train/trainer.hpp"
 
 namespace {
@@ -93,8 +105,106 @@ double median(std::vector<double> values) {
   return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
 }
 
+// Median milliseconds of `passes` calls of fn, after one warm-up call.
+template <typename Fn>
+double median_ms(std::int64_t passes, Fn&& fn) {
+  fn();
+  std::vector<double> ms;
+  for (std::int64_t k = 0; k < passes; ++k) {
+    const auto start = std::chrono::steady_clock::now();
+    fn();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
+  }
+  return median(ms);
+}
+
+// The machine's ceilings on this many threads: copy bandwidth (bytes read + written per second,
+// as STREAM counts them) over 2 x 256 MB, and the GEMM rate of Eigen on 2048 x 2048 blocks split
+// over the threads by rows.
+int measure_limits(std::int64_t threads, std::int64_t passes) {
+  const tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
+                                  static_cast<std::size_t>(threads));
+  constexpr std::size_t kCopy = std::size_t{64} << 20;  // floats: 256 MB
+  std::vector<float> from(kCopy, 1.0F);
+  std::vector<float> to(kCopy, 0.0F);
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  const double copy_ms = median_ms(passes, [&] {
+    tbb::parallel_for(std::size_t{0}, kCopy / kChunk, [&](std::size_t chunk) {
+      std::memcpy(to.data() + chunk * kChunk, from.data() + chunk * kChunk, kChunk * sizeof(float));
+    });
+  });
+  constexpr std::int64_t kSize = 2048;
+  constexpr std::int64_t kBlock = 256;
+  const maskgat::RowMatrix<float> a = maskgat::RowMatrix<float>::Random(kSize, kSize);
+  const maskgat::RowMatrix<float> b = maskgat::RowMatrix<float>::Random(kSize, kSize);
+  maskgat::RowMatrix<float> c(kSize, kSize);
+  const double gemm_ms = median_ms(std::max<std::int64_t>(passes / 4, 3), [&] {
+    tbb::parallel_for(std::int64_t{0}, kSize / kBlock, [&](std::int64_t block) {
+      c.middleRows(block * kBlock, kBlock).noalias() = a.middleRows(block * kBlock, kBlock) * b;
+    });
+  });
+  const nlohmann::ordered_json line = {
+      {"bench", "limits"},
+      {"threads", threads},
+      {"copy_gb_per_s", 2.0 * static_cast<double>(kCopy * sizeof(float)) / copy_ms / 1e6},
+      {"gemm_gflop_per_s", 2.0 * std::pow(static_cast<double>(kSize), 3) / gemm_ms / 1e6}};
+  std::cout << line.dump() << std::endl;
+  return 0;
+}
+
+// Forward attention alone (inference mode) on `mask` with the GAT recipe's hidden layer shape,
+// in edges per second.
+double attention_edges_per_s(const maskgat::Graph& mask, std::int64_t passes) {
+  constexpr std::int64_t kHeads = 8;
+  constexpr std::int64_t kChannels = 8;
+  const std::int64_t n = mask.num_nodes();
+  const maskgat::RowMatrix<float> src = maskgat::RowMatrix<float>::Random(n, kHeads);
+  const maskgat::RowMatrix<float> dst = maskgat::RowMatrix<float>::Random(n, kHeads);
+  const maskgat::RowMatrix<float> values = maskgat::RowMatrix<float>::Random(n, kHeads * kChannels);
+  maskgat::RowMatrix<float> alpha;
+  maskgat::RowMatrix<float> out;
+  const maskgat::ops::AdditiveScore<float> score{src, dst, 0.2F};
+  const double ms = median_ms(passes, [&] {
+    maskgat::ops::attention(mask, score, values, maskgat::DropoutKey{}, alpha, out);
+  });
+  return static_cast<double>(mask.num_edges()) / ms * 1e3;
+}
+
+// The least work of one training epoch of the paper's model, counted generously low: 2 flops per
+// multiply-add of the projections (forward, and the weight gradient; the input gradient too past
+// the first layer) and of the attention (aggregation forward; dot product and aggregation
+// backward), and the bytes of reading the (dropped) features twice and of gathering a 64-wide
+// float row per edge three times (aggregation, its two gradients).
+struct Work {
+  double gflop = 0.0;
+  double gbyte = 0.0;
+};
+
+Work epoch_work(const Dataset& dataset, const maskgat::train::TrainOptions& options,
+                std::int64_t mask_edges) {
+  const auto& model = options.model;
+  const auto n = static_cast<double>(dataset.graph.num_nodes());
+  const auto e = static_cast<double>(mask_edges);
+  const double width = static_cast<double>(model.heads * model.hidden);
+  const double out_width = static_cast<double>(model.output_heads * dataset.num_classes());
+  const double keep = 1.0 - model.dropout;
+  const double feature_entries =
+      dataset.features.is_sparse()
+          ? static_cast<double>(dataset.features.sparse().nonZeros()) * keep
+          : n * static_cast<double>(dataset.features.cols());
+  const double feature_bytes = dataset.features.is_sparse() ? 8.0 : 4.0;
+  Work work;
+  work.gflop = (2.0 * 2.0 * feature_entries * width + 3.0 * 2.0 * n * width * out_width +
+                3.0 * 2.0 * e * (width + out_width)) /
+               1e9;
+  work.gbyte = (2.0 * feature_entries * feature_bytes + 3.0 * e * 4.0 * width) / 1e9;
+  return work;
+}
+
 // Runs one measurement in this process and prints its JSON line.
 int measure(const Measurement& m) {
+  if (m.dataset == "limits") return measure_limits(m.threads, m.epochs);
   const tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
                                   static_cast<std::size_t>(m.threads));
   const Dataset dataset = load(m);
@@ -116,6 +226,8 @@ int measure(const Measurement& m) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (k >= kWarmup) inference_ms.push_back(ms);
   }
+  const double edges_per_s = attention_edges_per_s(trainer.mask(), m.epochs);
+  const Work work = epoch_work(dataset, options, trainer.mask().num_edges());
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   const nlohmann::ordered_json line = {
@@ -128,8 +240,12 @@ int measure(const Measurement& m) {
       {"heads", options.model.heads},
       {"threads", m.threads},
       {"ms_per_epoch", median(epoch_ms)},
+      {"ms_per_epoch_min", *std::min_element(epoch_ms.begin(), epoch_ms.end())},
       {"ms_inference", median(inference_ms)},
-      {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024.0}};
+      {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024.0},
+      {"attention_edges_per_s", edges_per_s},
+      {"epoch_gflop", work.gflop},
+      {"epoch_gbyte", work.gbyte}};
   std::cout << line.dump() << std::endl;
   return 0;
 }
@@ -150,15 +266,22 @@ std::string quote(const std::string& text) { return "'" + text + "'"; }
 int main(int argc, char** argv) {
   CLI::App app("maskgat-bench: training epochs and inference of the GAT paper's model",
                "maskgat-bench");
-  std::string datasets = "cora,citeseer,pubmed-shaped,synthetic:10000,synthetic:100000";
+  std::string datasets = "limits,cora,citeseer,pubmed-shaped,synthetic:10000,synthetic:100000";
   std::string attention = "gat";
   std::string threads = "1,2";
   std::int64_t epochs = 20;
   std::optional<std::string> data_dir;
   bool child = false;
   app.add_option("--dataset", datasets, "Datasets, comma-separated")->capture_default_str();
-  app.add_option("--attention", attention, "gat, gatv2 or dot")
-      ->check(CLI::IsMember({"gat", "gatv2", "dot"}))
+  app.add_option("--attention", attention, "gat, gatv2 or dot, comma-separated")
+      ->check([](const std::string& value) {
+        for (const auto& kind : split_list(value)) {
+          if (kind != "gat" && kind != "gatv2" && kind != "dot") {
+            return "attention must be gat, gatv2 or dot, got '" + kind + "'";
+          }
+        }
+        return std::string();
+      })
       ->capture_default_str();
   app.add_option("--threads", threads, "Thread counts, comma-separated")->capture_default_str();
   app.add_option("--epochs", epochs, "Timed epochs and inference passes (after 3 warm-up ones)")
@@ -184,31 +307,42 @@ int main(int argc, char** argv) {
 
   std::cerr << std::left << std::setw(22) << "dataset" << std::setw(8) << "attn" << std::setw(9)
             << "threads" << std::setw(14) << "ms/epoch" << std::setw(16) << "ms/inference"
-            << "peak RSS MB\n";
+            << std::setw(14) << "peak RSS MB"
+            << "attention Medges/s\n";
   int status = 0;
   for (const auto& dataset : split_list(datasets)) {
-    for (const auto& count : split_list(threads)) {
-      const std::string command = quote(argv[0]) + " --child --dataset " + quote(dataset) +
-                                  " --attention " + attention + " --threads " + count +
-                                  " --epochs " + std::to_string(epochs) + " --data-dir " +
-                                  quote(dir);
-      std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-      std::string output;
-      char buffer[4096];
-      while (pipe && std::fgets(buffer, sizeof(buffer), pipe.get()) != nullptr) output += buffer;
-      const int code = pipe ? pclose(pipe.release()) : -1;
-      if (code != 0 || output.empty()) {
-        std::cerr << dataset << " threads " << count << ": measurement failed\n";
-        status = 1;
-        continue;
+    const bool limits = dataset == "limits";
+    for (const auto& kind : limits ? std::vector<std::string>{"gat"} : split_list(attention)) {
+      for (const auto& count : split_list(threads)) {
+        const std::string command = quote(argv[0]) + " --child --dataset " + quote(dataset) +
+                                    " --attention " + quote(kind) + " --threads " + count +
+                                    " --epochs " + std::to_string(epochs) + " --data-dir " +
+                                    quote(dir);
+        std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+        std::string output;
+        char buffer[4096];
+        while (pipe && std::fgets(buffer, sizeof(buffer), pipe.get()) != nullptr) output += buffer;
+        const int code = pipe ? pclose(pipe.release()) : -1;
+        if (code != 0 || output.empty()) {
+          std::cerr << dataset << " " << kind << " threads " << count << ": measurement failed\n";
+          status = 1;
+          continue;
+        }
+        std::cout << output << std::flush;
+        const auto line = nlohmann::json::parse(output);
+        std::cerr << std::setw(22) << dataset << std::setw(8) << (limits ? "" : kind)
+                  << std::setw(9) << count << std::fixed;
+        if (limits) {
+          std::cerr << "copy " << std::setprecision(1) << line["copy_gb_per_s"].get<double>()
+                    << " GB/s, GEMM " << line["gemm_gflop_per_s"].get<double>() << " GFLOP/s\n";
+          continue;
+        }
+        std::cerr << std::setw(14) << std::setprecision(2) << line["ms_per_epoch"].get<double>()
+                  << std::setw(16) << line["ms_inference"].get<double>() << std::setw(14)
+                  << std::setprecision(0) << line["peak_rss_mb"].get<double>()
+                  << std::setprecision(1) << line["attention_edges_per_s"].get<double>() / 1e6
+                  << '\n';
       }
-      std::cout << output << std::flush;
-      const auto line = nlohmann::json::parse(output);
-      std::cerr << std::setw(22) << dataset << std::setw(8) << attention << std::setw(9) << count
-                << std::setw(14) << std::fixed << std::setprecision(2)
-                << line["ms_per_epoch"].get<double>() << std::setw(16)
-                << line["ms_inference"].get<double>() << std::setprecision(0)
-                << line["peak_rss_mb"].get<double>() << '\n';
     }
   }
   return status;

@@ -101,6 +101,9 @@ class DropoutFactor {
   DropoutFactor(const char* where, const DropoutKey& dropout, std::int64_t heads)
       : mask_(where, dropout), heads_(heads) {}
 
+  // The factor of a kept coefficient, 1 / (1 - p) (1 without dropout).
+  [[nodiscard]] T scale() const { return mask_.scale(); }
+
   // Writes the factors of the `count` edges from `first_edge` (count x H, edge-major).
   [[gnu::always_inline]] void fill(EdgeId first_edge, std::int64_t count, T* factors) const {
     mask_.fill(static_cast<std::uint64_t>(first_edge * heads_), count * heads_, factors);
@@ -278,13 +281,13 @@ void aggregate_row(std::span<const NodeId> sources, EdgeId first_edge, const T* 
   });
 }
 
-// grad_alpha_k = d * <grad_out_i, v_{j_k}>, per head; also writes the row's dropped weights
-// d * alpha_k to `weights` (degree x H), which the source pass then reads instead of redrawing
-// the mask edge by edge.
+// grad_alpha_k = d * <grad_out_i, v_{j_k}>, per head; also writes the row's mask to `kept`
+// (degree x H bytes, 1 where d != 0), which the source pass then reads instead of redrawing the
+// mask edge by edge: a byte per coefficient rather than a float of weights.
 template <typename T>
 void grad_alpha_row(std::span<const NodeId> sources, EdgeId first_edge, const T* grad_out,
-                    const ValueRows<T>& values, const DropoutFactor<T>& dropout, const T* alpha,
-                    T* grad_alpha, T* weights) {
+                    const ValueRows<T>& values, const DropoutFactor<T>& dropout, T* grad_alpha,
+                    std::uint8_t* kept) {
   with_shape(values.heads, values.channels, [&](auto shape) {
     const std::int64_t heads = shape.heads();
     const std::int64_t channels = shape.channels();
@@ -297,27 +300,33 @@ void grad_alpha_row(std::span<const NodeId> sources, EdgeId first_edge, const T*
         target[h] = dot(grad_out + h * channels, value + h * channels, channels);
       }
     }
-    dropout.fill(first_edge, degree, weights);
+    T* factors = row_scratch<T>(static_cast<std::size_t>(degree * heads));
+    dropout.fill(first_edge, degree, factors);
     for (std::int64_t k = 0; k < degree * heads; ++k) {
-      grad_alpha[k] *= weights[k];
-      weights[k] *= alpha[k];
+      grad_alpha[k] *= factors[k];
+      kept[k] = factors[k] != T(0) ? 1 : 0;
     }
   });
 }
 
-// grad_v_j = sum over out-edges e = (j -> i) of w_e * grad_out_i, per head, with w the dropped
-// weights d * alpha (E x H) that `grad_alpha_row` wrote.
+// grad_v_j = sum over out-edges e = (j -> i) of d * alpha_e * grad_out_i, per head, with d read
+// from the `kept` bytes (E x H) that `grad_alpha_row` wrote and the mask's `scale`.
 template <typename T>
-void grad_values_row(std::span<const NodeId> targets, std::span<const EdgeId> edges,
-                     const T* weights, const ValueRows<T>& grad_out, T* grad_value) {
+void grad_values_row(std::span<const NodeId> targets, std::span<const EdgeId> edges, const T* alpha,
+                     const std::uint8_t* kept, T scale, const ValueRows<T>& grad_out,
+                     T* grad_value) {
   with_shape(grad_out.heads, grad_out.channels, [&](auto shape) {
     const std::int64_t heads = shape.heads();
     const std::int64_t width = heads * shape.channels();
+    T* weights = row_scratch<T>(static_cast<std::size_t>(heads));
     for (std::int64_t c = 0; c < width; ++c) grad_value[c] = T(0);
     for (std::size_t k = 0; k < targets.size(); ++k) {
       prefetch_ahead(targets, k, grad_out.data, width);
-      add_weighted_heads(shape, weights + edges[k] * heads, grad_out.data + targets[k] * width,
-                         grad_value);
+      const EdgeId edge = edges[k];
+      for (std::int64_t h = 0; h < heads; ++h) {
+        weights[h] = kept[edge * heads + h] != 0 ? scale * alpha[edge * heads + h] : T(0);
+      }
+      add_weighted_heads(shape, weights, grad_out.data + targets[k] * width, grad_value);
     }
   });
 }

@@ -38,7 +38,8 @@ class DropoutMask {
     }
   }
 
-  [[nodiscard]] bool active() const noexcept { return active_; }
+  // The factor of a kept element: 1 / (1 - rounded p), or 1 without dropout.
+  [[nodiscard]] T scale() const noexcept { return scale_; }
 
   // Writes the factors of elements [first, first + count) to `factors`, hashing each group of
   // lanes once. Branch-free, and the members are copied to locals first: stores to `factors`

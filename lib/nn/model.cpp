@@ -1,5 +1,6 @@
 #include "maskgat/nn/model.hpp"
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <variant>
@@ -109,8 +110,7 @@ struct BasicModel<T>::Impl {
   std::vector<RowMatrix<T>> inputs;       // per layer >= 1: dropout(ELU(previous output))
   RowMatrix<T> dense_input;               // layer 0's input after dropout
   RowSparse<T> sparse_input;
-  RowMatrix<T> grad;
-  RowMatrix<T> grad_input;
+  std::array<RowMatrix<T>, 2> grad_inputs;  // see backward
 
   // Layer `index`'s input in the last forward.
   InputRef<T> input(std::size_t index, InputRef<T> x) const {
@@ -183,18 +183,23 @@ const RowMatrix<T>& BasicModel<T>::forward(const Graph& mask, InputRef<T> x, Mod
 template <typename T>
 void BasicModel<T>::backward(const Graph& mask, InputRef<T> x, const RowMatrix<T>& grad_logits) {
   Impl& s = *impl_;
-  s.grad = grad_logits;
+  // dL/d(layer output) of the layer being processed: the logits' gradient, then in turn each
+  // hidden layer's, which alternate between two buffers (a layer's input gradient must not be its
+  // output gradient); the first layer needs none, so a 2-layer model keeps one N x (H * C) buffer.
+  const RowMatrix<T>* grad_out = &grad_logits;
   for (std::size_t index = s.layers.size(); index-- > 0;) {
+    RowMatrix<T>& grad_input = s.grad_inputs[index % 2];
     std::visit(
         [&](const auto& layer) {
           using Cache = typename std::decay_t<decltype(layer)>::Cache;
-          layer.backward(mask, s.input(index, x), std::get<Cache>(s.caches[index]), s.grad,
-                         index > 0 ? &s.grad_input : nullptr);
+          layer.backward(mask, s.input(index, x), std::get<Cache>(s.caches[index]), *grad_out,
+                         index > 0 ? &grad_input : nullptr);
         },
         s.layers[index]);
     if (index == 0) break;
-    dropout_backward(s.grad_input, s.input_dropout[index], s.grad);
-    multiply_by_elu_derivative(s.outputs[index - 1], s.grad);
+    dropout_backward(grad_input, s.input_dropout[index], grad_input);
+    multiply_by_elu_derivative(s.outputs[index - 1], grad_input);
+    grad_out = &grad_input;
   }
 }
 

@@ -49,24 +49,26 @@ void attention_backward(const Graph& mask, const Score& score,
   const detail::ValueRows<T> grad_rows{grad_out.data(), heads, channels};
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
   // Rows 0..E-1 of the workspace: per edge and head, dL/dalpha, then dL/dscore, then what the
-  // source pass needs. Rows E..2E-1: the dropped weights d * alpha.
-  workspace.resize(2 * mask.num_edges(), heads);
+  // source pass needs. The rows after them: the attention-dropout mask, a byte per coefficient.
+  const std::int64_t edges = mask.num_edges();
+  const auto sizeof_scalar = static_cast<std::int64_t>(sizeof(T));
+  workspace.resize(edges + (edges + sizeof_scalar - 1) / sizeof_scalar, heads);
   T* buffer = workspace.data();
-  T* weights = workspace.data() + mask.num_edges() * heads;
+  auto* kept = reinterpret_cast<std::uint8_t*>(workspace.data() + edges * heads);
   rows.prepare(grad_score, mask.num_nodes());
   grad_values.resize(mask.num_nodes(), values.cols());
   detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
     T* row = buffer + first * heads;
-    detail::grad_alpha_row(sources, first, grad_rows.row(i), value_rows, factor,
-                           alpha.data() + first * heads, row, weights + first * heads);
+    detail::grad_alpha_row(sources, first, grad_rows.row(i), value_rows, factor, row,
+                           kept + first * heads);
     detail::softmax_backward_row(alpha.data() + first * heads, row,
                                  static_cast<std::int64_t>(sources.size()), heads);
     rows.dst_row(grad_score, i, sources, first, row);
   });
-  detail::for_each_source(mask, schedule, [&](NodeId j, auto targets, auto edges) {
-    detail::grad_values_row(targets, edges, weights, grad_rows,
+  detail::for_each_source(mask, schedule, [&](NodeId j, auto targets, auto edge_ids) {
+    detail::grad_values_row(targets, edge_ids, alpha.data(), kept, factor.scale(), grad_rows,
                             grad_values.data() + j * values.cols());
-    rows.src_row(grad_score, j, targets, edges, buffer);
+    rows.src_row(grad_score, j, targets, edge_ids, buffer);
   });
   rows.finish(grad_score);
 }

@@ -1,5 +1,8 @@
 #include "maskgat/ops/spmm.hpp"
 
+#include <cstdint>
+#include <vector>
+
 #include "detail/attention_rows.hpp"
 
 namespace maskgat::ops {
@@ -46,14 +49,13 @@ void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
   grad_alpha.resize(mask.num_edges(), heads);
   grad_values.resize(mask.num_nodes(), values.cols());
-  RowMatrix<T> weights(mask.num_edges(), heads);
+  std::vector<std::uint8_t> kept(static_cast<std::size_t>(mask.num_edges() * heads));
   detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
     detail::grad_alpha_row(sources, first, grad_rows.row(i), rows, factor,
-                           alpha.data() + first * heads, grad_alpha.data() + first * heads,
-                           weights.data() + first * heads);
+                           grad_alpha.data() + first * heads, kept.data() + first * heads);
   });
   detail::for_each_source(mask, schedule, [&](NodeId j, auto targets, auto edges) {
-    detail::grad_values_row(targets, edges, weights.data(), grad_rows,
+    detail::grad_values_row(targets, edges, alpha.data(), kept.data(), factor.scale(), grad_rows,
                             grad_values.data() + j * values.cols());
   });
 }

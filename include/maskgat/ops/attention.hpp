@@ -30,9 +30,9 @@ void attention(const Graph& mask, const Score& score,
 /// Backward of `attention`, from `grad_out` (N x (H * C)): writes the score inputs' gradients
 /// into `grad_score` and `grad_values` (resized to N x (H * C)).
 /// @param alpha     the forward's alpha
-/// @param workspace 2E x H scratch for the per-edge gradients and dropped weights (resized;
-///                  contents unspecified on return); pass the same matrix every step so no memory
-///                  is allocated
+/// @param workspace scratch for the per-edge gradients (E x H) and the attention-dropout mask (a
+///                  byte per coefficient); resized, contents unspecified on return. Pass the same
+///                  matrix every step so no memory is allocated
 /// @throws InvalidArgument on mismatched shapes.
 /// A pass over destination rows (softmax and destination-side gradients), then one over source
 /// rows of the transpose (values and source-side gradients): no atomics, bitwise deterministic.

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""MaskGAT beside the PyTorch peer, in one run on one machine.
+
+Runs maskgat-bench (the machine's limits, then every dataset on 1 and 2 threads) and the peer's
+bench_torch.py (a PyTorch re-implementation of PyG's GATConv, `--tuned`: tcmalloc and OpenBLAS,
+2 threads) on the same datasets, one after the other so neither disturbs the other, and prints a
+Markdown table: time per training epoch and per inference pass, peak RSS, speed-ups, and the
+floor the machine's measured copy bandwidth and GEMM rate put under a training epoch.
+
+    compare.py --bench build/release/apps/bench/maskgat-bench --peer ../shared/peer \\
+               --data-dir ../shared/datasets [--datasets cora,citeseer,...] [--out all.jsonl]
+
+The peer directory is copied to a temporary folder (it may be read-only). Dataset names are
+maskgat-bench's; the peer runs `pubmed` (its stand-in features, timing only) for pubmed-shaped
+and its synthetic scales 10k / 100k / 1m for synthetic:10000 / 100000 / 1000000. The peer's
+1m scale needs more than 16 GB to train and is only run with --peer-1m.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+PEER_PYTHON = "/usr/bin/python3"  # Debian's python3-torch lives here, not in a pyenv shim
+PEER_SCALES = {"synthetic:10000": "10k", "synthetic:100000": "100k", "synthetic:1000000": "1m"}
+
+
+def run_lines(command, env=None):
+    print("+ " + " ".join(command), file=sys.stderr, flush=True)
+    result = subprocess.run(command, stdout=subprocess.PIPE, text=True, env=env, check=False)
+    if result.returncode != 0:
+        print(f"  exit {result.returncode}", file=sys.stderr)
+    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+def run_peer(peer_dir, data_dir, dataset, epochs, jsonl):
+    """The peer's JSON line for one dataset (train and inference medians, peak RSS) or None."""
+    common = [PEER_PYTHON, os.path.join(peer_dir, "bench_torch.py"), "--tuned", "--threads", "2",
+              "--jsonl", jsonl]
+    if dataset in PEER_SCALES:
+        command = common + ["synthetic", "--scales", PEER_SCALES[dataset],
+                            "--max-timed", str(epochs)]
+        kind = "synthetic"
+    else:
+        name = "pubmed" if dataset == "pubmed-shaped" else dataset
+        command = common + ["planetoid", "--datasets", name, "--seeds", "1",
+                            "--max-epochs", str(epochs + 3), "--patience", "100000",
+                            "--root", os.path.join(data_dir, "planetoid")]
+        kind = "planetoid_summary"
+    lines = [line for line in run_lines(command) if line.get("kind") == kind]
+    if not lines or lines[-1].get("status", "ok") != "ok":
+        return None
+    line = lines[-1]
+    return {"train": line.get("train_ms_median"), "infer": line.get("infer_ms_median"),
+            "rss": line.get("peak_rss_mb")}
+
+
+def fmt(value, digits=1):
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def ratio(slow, fast):
+    return "–" if slow is None or fast is None or fast == 0 else f"{slow / fast:.1f}x"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bench", required=True, help="the maskgat-bench executable")
+    parser.add_argument("--peer", required=True, help="the peer's folder (bench_torch.py)")
+    parser.add_argument("--data-dir", required=True, help="folder holding planetoid/")
+    parser.add_argument("--datasets",
+                        default="cora,citeseer,pubmed-shaped,synthetic:10000,synthetic:100000,"
+                                "synthetic:1000000")
+    parser.add_argument("--epochs", type=int, default=20, help="timed epochs per measurement")
+    parser.add_argument("--peer-1m", action="store_true", help="also run the peer at 1m nodes")
+    parser.add_argument("--out", help="write every JSON line (both programs) to this file")
+    args = parser.parse_args()
+    datasets = [d for d in args.datasets.split(",") if d]
+
+    ours = run_lines([args.bench, "--dataset", "limits," + ",".join(datasets), "--threads", "1,2",
+                      "--epochs", str(args.epochs), "--data-dir", args.data_dir])
+    limits = {line["threads"]: line for line in ours if line["bench"] == "limits"}
+    measured = {(line["dataset"], line["threads"]): line for line in ours
+                if line["bench"] == "maskgat"}
+
+    peer = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        peer_dir = os.path.join(scratch, "peer")
+        shutil.copytree(args.peer, peer_dir, ignore=shutil.ignore_patterns("results"))
+        jsonl = os.path.join(scratch, "peer.jsonl")
+        for dataset in datasets:
+            if dataset == "synthetic:1000000" and not args.peer_1m:
+                continue
+            peer[dataset] = run_peer(peer_dir, args.data_dir, dataset, args.epochs, jsonl)
+        peer_lines = []
+        if os.path.exists(jsonl):
+            with open(jsonl, encoding="utf-8") as handle:
+                peer_lines = [json.loads(line) for line in handle if line.strip()]
+
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as handle:
+            for line in ours + peer_lines:
+                handle.write(json.dumps(line) + "\n")
+
+    two = limits.get(2, {})
+    print("| dataset | nodes / edges | MaskGAT train ms, 1 / 2 threads | peer train ms | "
+          "speed-up | floor ms | MaskGAT inference ms | peer inference ms | speed-up | "
+          "MaskGAT peak RSS MB | peer peak RSS MB | attention Medges/s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for dataset in datasets:
+        one_thread = measured.get((dataset, 1))
+        line = measured.get((dataset, 2))
+        if line is None:
+            print(f"| {dataset} | measurement failed |" + " |" * 10)
+            continue
+        floor = None
+        if two:
+            floor = 1e3 * max(line["epoch_gflop"] / two["gemm_gflop_per_s"],
+                              line["epoch_gbyte"] / two["copy_gb_per_s"])
+        theirs = peer.get(dataset) or {}
+        peer_note = "not run" if dataset not in peer else ("failed" if not theirs else None)
+        print(f"| {dataset} | {line['nodes']} / {line['edges']} | "
+              f"{fmt(one_thread and one_thread['ms_per_epoch'])} / {fmt(line['ms_per_epoch'])} | "
+              f"{peer_note or fmt(theirs.get('train'))} | "
+              f"{ratio(theirs.get('train'), line['ms_per_epoch'])} | {fmt(floor, 2)} | "
+              f"{fmt(line['ms_inference'], 2)} | {peer_note or fmt(theirs.get('infer'))} | "
+              f"{ratio(theirs.get('infer'), line['ms_inference'])} | "
+              f"{fmt(line['peak_rss_mb'], 0)} | {peer_note or fmt(theirs.get('rss'), 0)} | "
+              f"{fmt(line['attention_edges_per_s'] / 1e6)} |")
+    for threads, line in sorted(limits.items()):
+        print(f"\nLimits on {threads} thread(s): copy {line['copy_gb_per_s']:.1f} GB/s, "
+              f"GEMM {line['gemm_gflop_per_s']:.1f} GFLOP/s.", end="")
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
