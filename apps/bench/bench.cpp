@@ -226,10 +226,12 @@ int measure(const Measurement& m) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (k >= kWarmup) inference_ms.push_back(ms);
   }
-  const double edges_per_s = attention_edges_per_s(trainer.mask(), m.epochs);
-  const Work work = epoch_work(dataset, options, trainer.mask().num_edges());
+  // Peak RSS of the training and inference above, before the attention-only measurement adds
+  // its own buffers.
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
+  const double edges_per_s = attention_edges_per_s(trainer.mask(), m.epochs);
+  const Work work = epoch_work(dataset, options, trainer.mask().num_edges());
   const nlohmann::ordered_json line = {
       {"bench", "maskgat"},
       {"dataset", m.dataset},

@@ -45,25 +45,67 @@ void dropout(const RowSparse<T>& x, const DropoutKey& key, RowSparse<T>& out) {
   const detail::DropoutMask<T> mask("dropout", key);
   if (!x.isCompressed()) throw InvalidArgument("dropout: the sparse input is not compressed");
   if (&x == &out) throw InvalidArgument("dropout: the sparse output must not be the input");
+  using Index = typename RowSparse<T>::StorageIndex;
   out.resize(x.rows(), x.cols());
-  out.resizeNonZeros(x.nonZeros());
-  const auto* outer = x.outerIndexPtr();
-  auto* kept_outer = out.outerIndexPtr();
-  std::int64_t kept = 0;
-  T factors[kChunk];
-  for (std::int64_t row = 0; row < x.rows(); ++row) {
-    for (std::int64_t k = outer[row]; k < outer[row + 1]; k += kChunk) {
-      const std::int64_t count = std::min<std::int64_t>(kChunk, outer[row + 1] - k);
-      mask.fill(static_cast<std::uint64_t>(k), count, factors);
-      for (std::int64_t c = 0; c < count; ++c) {
-        out.innerIndexPtr()[kept] = x.innerIndexPtr()[k + c];
-        out.valuePtr()[kept] = x.valuePtr()[k + c] * factors[c];
-        kept += factors[c] != T(0) ? 1 : 0;
+  out.resizeNonZeros(x.nonZeros());  // keeps its capacity from call to call
+  const Index* outer = x.outerIndexPtr();
+  const Index* inner = x.innerIndexPtr();
+  const T* values = x.valuePtr();
+  Index* kept_outer = out.outerIndexPtr();
+  Index* kept_inner = out.innerIndexPtr();
+  T* kept_values = out.valuePtr();
+  // Two parallel passes over fixed row blocks: count each block's kept entries per row, then
+  // (after a prefix sum) write them at their offsets. The mask is drawn for a block's entries at
+  // once into `factors` (the block's stored entries, processed in chunks).
+  const auto block_pass = [&, outer, inner, values, kept_outer, kept_inner, kept_values](
+                              std::int64_t begin, std::int64_t end, bool write) {
+    T factors[kChunk];
+    const std::int64_t first = outer[begin];
+    const std::int64_t last = outer[end];
+    std::int64_t row = begin;
+    std::int64_t row_end = outer[row + 1];
+    std::int64_t position = write ? kept_outer[begin] : 0;
+    // Entries are written at `position` whether kept or not (a dropped one is overwritten by the
+    // next kept one), so the loop has no branch on the random mask; only the block's last slot
+    // needs a guard, as the slot after it belongs to the next block.
+    const std::int64_t limit = write ? kept_outer[end] : 0;
+    Index count = 0;
+    for (std::int64_t chunk = first; chunk < last; chunk += kChunk) {
+      const std::int64_t size = std::min<std::int64_t>(kChunk, last - chunk);
+      mask.fill(static_cast<std::uint64_t>(chunk), size, factors);
+      for (std::int64_t c = 0; c < size; ++c) {
+        const std::int64_t k = chunk + c;
+        while (k >= row_end) {  // entry k belongs to a later row (rows may be empty)
+          if (!write) kept_outer[row + 1] = count;
+          count = 0;
+          ++row;
+          row_end = outer[row + 1];
+        }
+        const Index kept = factors[c] != T(0) ? 1 : 0;
+        if (write && position < limit) {
+          kept_inner[position] = inner[k];
+          kept_values[position] = values[k] * factors[c];
+        }
+        position += kept;
+        count += kept;
       }
     }
-    kept_outer[row + 1] = static_cast<typename RowSparse<T>::StorageIndex>(kept);
-  }
-  out.resizeNonZeros(kept);
+    if (!write) {
+      for (; row < end; ++row) {
+        kept_outer[row + 1] = count;
+        count = 0;
+      }
+    }
+  };
+  kept_outer[0] = 0;
+  detail::for_each_block(x.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+    block_pass(begin, end, false);
+  });
+  for (std::int64_t row = 0; row < x.rows(); ++row) kept_outer[row + 1] += kept_outer[row];
+  detail::for_each_block(x.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+    block_pass(begin, end, true);
+  });
+  out.resizeNonZeros(kept_outer[x.rows()]);
 }
 
 template <typename T>
