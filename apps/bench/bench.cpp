@@ -181,6 +181,32 @@ struct Work {
   double gbyte = 0.0;
 };
 
+// The memory model of training the paper's model (float): bytes per mask entry (edge with the
+// added self-loops) and per node, from the buffers the library keeps (see the README).
+//   per edge: 16 for the mask's CSR (in-sources, out-targets, out-edge ids) and 16 for the
+//             dataset's own graph, and per layer of h heads 4h for alpha and 5h for the
+//             backward's workspace (a float of gradient and a byte of dropout mask per head)
+//   per node: the features and their dropped copy (4F + 4F dense; 8 + 8 bytes per stored entry
+//             sparse), 5 rows of H*C floats (values, output, value gradient, next layer's input
+//             and the hidden gradient), 4 rows of H floats (scores and their gradients), and
+//             per output layer of h heads x K classes 4 rows of h*K, 4 of h and 3 of K floats
+double model_mb(const Dataset& dataset, const maskgat::train::TrainOptions& options,
+                std::int64_t mask_edges) {
+  const auto& model = options.model;
+  const auto n = static_cast<double>(dataset.graph.num_nodes());
+  const auto heads = static_cast<double>(model.heads);
+  const double width = heads * static_cast<double>(model.hidden);
+  const auto out_heads = static_cast<double>(model.output_heads);
+  const auto classes = static_cast<double>(dataset.num_classes());
+  const double features = dataset.features.is_sparse()
+                              ? 16.0 * static_cast<double>(dataset.features.sparse().nonZeros())
+                              : 8.0 * n * static_cast<double>(dataset.features.cols());
+  const double per_edge = 32.0 + 9.0 * (heads + out_heads);
+  const double per_node =
+      20.0 * width + 16.0 * heads + 16.0 * out_heads * classes + 16.0 * out_heads + 12.0 * classes;
+  return (features + n * per_node + static_cast<double>(mask_edges) * per_edge) / (1 << 20);
+}
+
 Work epoch_work(const Dataset& dataset, const maskgat::train::TrainOptions& options,
                 std::int64_t mask_edges) {
   const auto& model = options.model;
@@ -245,6 +271,7 @@ int measure(const Measurement& m) {
       {"ms_per_epoch_min", *std::min_element(epoch_ms.begin(), epoch_ms.end())},
       {"ms_inference", median(inference_ms)},
       {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024.0},
+      {"model_mb", model_mb(dataset, options, trainer.mask().num_edges())},
       {"attention_edges_per_s", edges_per_s},
       {"epoch_gflop", work.gflop},
       {"epoch_gbyte", work.gbyte}};

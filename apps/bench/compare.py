@@ -8,7 +8,8 @@ Markdown table: time per training epoch and per inference pass, peak RSS, speed-
 floor the machine's measured copy bandwidth and GEMM rate put under a training epoch.
 
     compare.py --bench build/release/apps/bench/maskgat-bench --peer ../shared/peer \\
-               --data-dir ../shared/datasets [--datasets cora,citeseer,...] [--out all.jsonl]
+               --data-dir ../shared/datasets [--datasets cora,citeseer,...] \\
+               [--attention gat|gatv2|dot] [--out all.jsonl]
 
 The peer directory is copied to a temporary folder (it may be read-only). Dataset names are
 maskgat-bench's; the peer runs `pubmed` (its stand-in features, timing only) for pubmed-shaped
@@ -36,19 +37,20 @@ def run_lines(command, env=None):
     return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
 
 
-def run_peer(peer_dir, data_dir, dataset, epochs, jsonl):
+def run_peer(peer_dir, data_dir, dataset, attention, epochs, jsonl):
     """The peer's JSON line for one dataset (train and inference medians, peak RSS) or None."""
     common = [PEER_PYTHON, os.path.join(peer_dir, "bench_torch.py"), "--tuned", "--threads", "2",
               "--jsonl", jsonl]
+    v2 = ["--v2"] if attention == "gatv2" else []
     if dataset in PEER_SCALES:
         command = common + ["synthetic", "--scales", PEER_SCALES[dataset],
-                            "--max-timed", str(epochs)]
+                            "--max-timed", str(epochs)] + v2
         kind = "synthetic"
     else:
         name = "pubmed" if dataset == "pubmed-shaped" else dataset
         command = common + ["planetoid", "--datasets", name, "--seeds", "1",
                             "--max-epochs", str(epochs + 3), "--patience", "100000",
-                            "--root", os.path.join(data_dir, "planetoid")]
+                            "--root", os.path.join(data_dir, "planetoid")] + v2
         kind = "planetoid_summary"
     lines = [line for line in run_lines(command) if line.get("kind") == kind]
     if not lines or lines[-1].get("status", "ok") != "ok":
@@ -75,6 +77,8 @@ def main():
     parser.add_argument("--datasets",
                         default="cora,citeseer,pubmed-shaped,synthetic:10000,synthetic:100000,"
                                 "synthetic:1000000")
+    parser.add_argument("--attention", default="gat", choices=["gat", "gatv2", "dot"],
+                        help="attention kind (the peer has gat and gatv2; dot runs MaskGAT only)")
     parser.add_argument("--epochs", type=int, default=20, help="timed epochs per measurement")
     parser.add_argument("--peer-1m", action="store_true", help="also run the peer at 1m nodes")
     parser.add_argument("--out", help="write every JSON line (both programs) to this file")
@@ -82,7 +86,8 @@ def main():
     datasets = [d for d in args.datasets.split(",") if d]
 
     ours = run_lines([args.bench, "--dataset", "limits," + ",".join(datasets), "--threads", "1,2",
-                      "--epochs", str(args.epochs), "--data-dir", args.data_dir])
+                      "--attention", args.attention, "--epochs", str(args.epochs),
+                      "--data-dir", args.data_dir])
     limits = {line["threads"]: line for line in ours if line["bench"] == "limits"}
     measured = {(line["dataset"], line["threads"]): line for line in ours
                 if line["bench"] == "maskgat"}
@@ -93,9 +98,10 @@ def main():
         shutil.copytree(args.peer, peer_dir, ignore=shutil.ignore_patterns("results"))
         jsonl = os.path.join(scratch, "peer.jsonl")
         for dataset in datasets:
-            if dataset == "synthetic:1000000" and not args.peer_1m:
+            if args.attention == "dot" or (dataset == "synthetic:1000000" and not args.peer_1m):
                 continue
-            peer[dataset] = run_peer(peer_dir, args.data_dir, dataset, args.epochs, jsonl)
+            peer[dataset] = run_peer(peer_dir, args.data_dir, dataset, args.attention,
+                                     args.epochs, jsonl)
         peer_lines = []
         if os.path.exists(jsonl):
             with open(jsonl, encoding="utf-8") as handle:
@@ -109,7 +115,7 @@ def main():
     two = limits.get(2, {})
     print("| dataset | nodes / edges | MaskGAT train ms, 1 / 2 threads | peer train ms | "
           "speed-up | floor ms | MaskGAT inference ms | peer inference ms | speed-up | "
-          "MaskGAT peak RSS MB | peer peak RSS MB | attention Medges/s |")
+          "MaskGAT peak RSS MB (model) | peer peak RSS MB | attention Medges/s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for dataset in datasets:
         one_thread = measured.get((dataset, 1))
@@ -129,7 +135,8 @@ def main():
               f"{ratio(theirs.get('train'), line['ms_per_epoch'])} | {fmt(floor, 2)} | "
               f"{fmt(line['ms_inference'], 2)} | {peer_note or fmt(theirs.get('infer'))} | "
               f"{ratio(theirs.get('infer'), line['ms_inference'])} | "
-              f"{fmt(line['peak_rss_mb'], 0)} | {peer_note or fmt(theirs.get('rss'), 0)} | "
+              f"{fmt(line['peak_rss_mb'], 0)} ({fmt(line['model_mb'], 0)}) | "
+              f"{peer_note or fmt(theirs.get('rss'), 0)} | "
               f"{fmt(line['attention_edges_per_s'] / 1e6)} |")
     for threads, line in sorted(limits.items()):
         print(f"\nLimits on {threads} thread(s): copy {line['copy_gb_per_s']:.1f} GB/s, "
