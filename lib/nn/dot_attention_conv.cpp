@@ -51,7 +51,7 @@ void BasicDotAttentionConv<T>::forward(const Graph& graph, InputRef<T> x, Mode m
   ops::attention(graph, score, cache.value, cache.dropout, cache.alpha,
                  detail::heads_target(options_.concat, out, cache.heads_out), options_.schedule);
   detail::finish_output(*store_, options_.concat, options_.heads, cache.heads_out, skip_,
-                        std::optional<Parameter>{}, x, out);
+                        std::optional<Parameter>{}, x, cache.projected, out);
 }
 
 template <typename T>

@@ -49,7 +49,7 @@ void BasicGatV2Conv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rn
   ops::attention(mask, score, cache.src, cache.dropout, cache.alpha,
                  detail::heads_target(options_.concat, out, cache.heads_out), options_.schedule);
   detail::finish_output(*store_, options_.concat, options_.heads, cache.heads_out, residual_, bias_,
-                        x, out);
+                        x, cache.projected, out);
 }
 
 template <typename T>

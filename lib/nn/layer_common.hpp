@@ -69,11 +69,10 @@ void project(const ParameterStore<T>& store, const Projection& projection, Input
   if (projection.bias) add_bias(store, *projection.bias, out);
 }
 
-// out += x W + b.
+// out += x W + b, with x W + b formed in `term` (the caller's buffer, reused from call to call).
 template <typename T>
 void project_add(const ParameterStore<T>& store, const Projection& projection, InputRef<T> x,
-                 RowMatrix<T>& out) {
-  RowMatrix<T> term;
+                 RowMatrix<T>& term, RowMatrix<T>& out) {
   project(store, projection, x, term);
   out += term;
 }
@@ -177,13 +176,14 @@ const RowMatrix<T>& heads_gradient(bool concat, std::int64_t heads, const RowMat
 
 // What every layer adds after attention: the mean over heads (unless they are concatenated into
 // `out` already), a projection of the input (residual, or the dot layer's root weight, with its
-// bias) and the output bias.
+// bias) and the output bias. `projected` is the layer's buffer for the projection.
 template <typename T>
 void finish_output(const ParameterStore<T>& store, bool concat, std::int64_t heads,
                    const RowMatrix<T>& heads_out, const std::optional<Projection>& projection,
-                   const std::optional<Parameter>& bias, InputRef<T> x, RowMatrix<T>& out) {
+                   const std::optional<Parameter>& bias, InputRef<T> x, RowMatrix<T>& projected,
+                   RowMatrix<T>& out) {
   if (!concat) mean_heads(heads_out, heads, out);
-  if (projection) project_add(store, *projection, x, out);
+  if (projection) project_add(store, *projection, x, projected, out);
   if (bias) add_bias(store, *bias, out);
 }
 

@@ -50,6 +50,7 @@ class BasicDotAttentionConv {
     RowMatrix<T> query, key, value;  ///< N x H*C each
     RowMatrix<T> alpha;              ///< E x H, before dropout
     RowMatrix<T> heads_out;          ///< per-head output before averaging (mean only)
+    RowMatrix<T> projected;          ///< the residual or root projection, forward scratch
     /// Backward scratch, kept so repeated steps reuse their memory.
     RowMatrix<T> grad_heads, grad_query, grad_key, grad_value, workspace;
     DropoutKey dropout;  ///< the dropout key of the forward

@@ -58,6 +58,7 @@ class BasicGatConv {
     RowMatrix<T> src, dst;   ///< <a_src, h_j> and <a_dst, h_i>, N x H
     RowMatrix<T> alpha;      ///< E x H, before dropout
     RowMatrix<T> heads_out;  ///< per-head output before averaging (mean only)
+    RowMatrix<T> projected;  ///< the residual or root projection, forward scratch
     /// Backward scratch, kept so repeated steps reuse their memory.
     RowMatrix<T> grad_heads, grad_src, grad_dst, grad_h, workspace;
     DropoutKey dropout;  ///< the dropout key of the forward

@@ -53,6 +53,7 @@ class BasicGatV2Conv {
     RowMatrix<T> src, dst;   ///< x W_s + b_s (also the values) and x W_d + b_d, N x H*C
     RowMatrix<T> alpha;      ///< E x H, before dropout
     RowMatrix<T> heads_out;  ///< per-head output before averaging (mean only)
+    RowMatrix<T> projected;  ///< the residual or root projection, forward scratch
     /// Backward scratch, kept so repeated steps reuse their memory.
     RowMatrix<T> grad_heads, grad_src, grad_dst, grad_att, grad_values, workspace;
     DropoutKey dropout;  ///< the dropout key of the forward
