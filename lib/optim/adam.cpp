@@ -4,10 +4,13 @@
 #include <cmath>
 #include <string>
 
+#include "detail/parallel.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat::optim {
 namespace {
+
+constexpr std::int64_t kBlock = 16384;
 
 void check(bool ok, const std::string& message) {
   if (!ok) throw InvalidArgument("adam: " + message);
@@ -43,12 +46,19 @@ void Adam::step(std::span<float> values, std::span<const float> grads) {
       static_cast<float>(options_.learning_rate / (1.0 - std::pow(options_.beta1, t)));
   const auto correction2 = static_cast<float>(std::sqrt(1.0 - std::pow(options_.beta2, t)));
   const auto epsilon = static_cast<float>(options_.epsilon);
-  for (std::size_t k = 0; k < values.size(); ++k) {
-    const float g = grads[k] + decay * values[k];
-    first_[k] += (g - first_[k]) * (1.0F - beta1);
-    second_[k] = beta2 * second_[k] + (1.0F - beta2) * g * g;
-    values[k] -= step_size * first_[k] / (std::sqrt(second_[k]) / correction2 + epsilon);
-  }
+  // Element-wise, so fixed blocks in parallel give the same result as one serial loop.
+  float* first = first_.data();
+  float* second = second_.data();
+  detail::for_each_block(
+      static_cast<std::int64_t>(values.size()), kBlock, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t k = begin; k < end; ++k) {
+          const auto i = static_cast<std::size_t>(k);
+          const float g = grads[i] + decay * values[i];
+          first[i] += (g - first[i]) * (1.0F - beta1);
+          second[i] = beta2 * second[i] + (1.0F - beta2) * g * g;
+          values[i] -= step_size * first[i] / (std::sqrt(second[i]) / correction2 + epsilon);
+        }
+      });
 }
 
 void Adam::restore(std::int64_t steps, std::span<const float> first,
