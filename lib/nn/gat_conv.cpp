@@ -41,16 +41,15 @@ void head_scores_backward(const RowMatrix<T>& h, const Eigen::Ref<const RowMatri
     }
   });
   // Summed node by node in order, not by an Eigen product: `grad_att` lies in the parameter store
-  // at any alignment, and Eigen's kernels sum unaligned ends in another order.
+  // at any alignment, and Eigen's kernels sum unaligned ends in another order. One task per head.
   T* target = grad_att.data();
-  for (std::int64_t n = 0; n < h.rows(); ++n) {
-    const T* row = h.data() + n * heads * channels;
-    for (std::int64_t k = 0; k < heads; ++k) {
+  maskgat::detail::for_each_block(heads, 1, [&](std::int64_t k, std::int64_t /*end*/) {
+    for (std::int64_t n = 0; n < h.rows(); ++n) {
+      const T* row = h.data() + n * heads * channels + k * channels;
       const T g = grad(n, k);
-      for (std::int64_t c = 0; c < channels; ++c)
-        target[k * channels + c] += g * row[k * channels + c];
+      for (std::int64_t c = 0; c < channels; ++c) target[k * channels + c] += g * row[c];
     }
-  }
+  });
 }
 
 }  // namespace
