@@ -105,10 +105,10 @@ double median(std::vector<double> values) {
   return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
 }
 
-// Median milliseconds of `passes` calls of fn, after one warm-up call.
+// Median milliseconds of `passes` calls of fn, after `warmup` untimed ones.
 template <typename Fn>
-double median_ms(std::int64_t passes, Fn&& fn) {
-  fn();
+double median_ms(std::int64_t passes, Fn&& fn, std::int64_t warmup = 1) {
+  for (std::int64_t k = 0; k < warmup; ++k) fn();
   std::vector<double> ms;
   for (std::int64_t k = 0; k < passes; ++k) {
     const auto start = std::chrono::steady_clock::now();
@@ -244,14 +244,8 @@ int measure(const Measurement& m) {
   trainer.fit([&](const maskgat::train::EpochStats& stats) {
     if (stats.epoch > kWarmup) epoch_ms.push_back(stats.train_milliseconds);
   });
-  std::vector<double> inference_ms;
-  for (std::int64_t k = 0; k < kWarmup + m.epochs; ++k) {
-    const auto start = std::chrono::steady_clock::now();
-    const auto probabilities = trainer.predict_probabilities();
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (k >= kWarmup) inference_ms.push_back(ms);
-  }
+  const double inference_ms = median_ms(
+      m.epochs, [&] { const auto probabilities = trainer.predict_probabilities(); }, kWarmup);
   // Peak RSS of the training and inference above, before the attention-only measurement adds
   // its own buffers.
   rusage usage{};
@@ -269,7 +263,7 @@ int measure(const Measurement& m) {
       {"threads", m.threads},
       {"ms_per_epoch", median(epoch_ms)},
       {"ms_per_epoch_min", *std::min_element(epoch_ms.begin(), epoch_ms.end())},
-      {"ms_inference", median(inference_ms)},
+      {"ms_inference", inference_ms},
       {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024.0},
       {"model_mb", model_mb(dataset, options, trainer.mask().num_edges())},
       {"attention_edges_per_s", edges_per_s},
