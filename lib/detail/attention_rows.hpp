@@ -120,6 +120,7 @@ class DropoutFactor {
 // citation graphs hold ~5 edges, so that setup would otherwise dominate.
 template <int kHeads, int kChannels>
 struct Shape {
+  static constexpr int kHeadsFixed = kHeads;
   static constexpr int kChannelsFixed = kChannels;
   std::int64_t runtime_heads;
   std::int64_t runtime_channels;
@@ -143,23 +144,39 @@ decltype(auto) with_shape(std::int64_t heads, std::int64_t channels, Fn&& fn) {
   return fn(Shape<0, 0>{heads, channels});
 }
 
+// H values of one row, one per head: a local array when H is fixed at compile time (which the
+// compiler knows overlaps no other buffer, so the loops over heads vectorise), else the thread's
+// row scratch.
+template <typename T, typename S>
+class PerHead {
+ public:
+  explicit PerHead(S shape) {
+    if constexpr (S::kHeadsFixed == 0)
+      data_ = row_scratch<T>(static_cast<std::size_t>(shape.heads()));
+  }
+  PerHead(const PerHead&) = delete;
+  PerHead& operator=(const PerHead&) = delete;
+  T& operator[](std::int64_t h) { return data()[h]; }
+  T* data() {
+    if constexpr (S::kHeadsFixed > 0) return local_;
+    return data_;
+  }
+
+ private:
+  T local_[S::kHeadsFixed > 0 ? S::kHeadsFixed : 1];
+  T* data_ = nullptr;
+};
+
 // Elements per block of the padded exp below: a multiple of every SIMD width Eigen uses.
 constexpr std::int64_t kExpBlock = 16;
 
-// Softmax over a row's edges, per head, in place. The loops run over the heads of one edge
-// (contiguous). The exponentials of the whole row (degree x H) go through Eigen's vectorised exp
-// in one call, on a copy padded to whole SIMD blocks: a row of a citation graph holds ~40
-// elements, and a scalar tail would cost as much as the vector part.
+// The body of `softmax_row` on its buffers: `shifted` (padded elements), `max` and `inverse` (H
+// each). The buffers are declared not to overlap, so the loops over heads vectorise.
 template <typename T, typename S>
-void softmax_row(S shape, T* row, std::int64_t degree) {
-  if (degree == 0) return;
+void softmax_row_in(S shape, T* __restrict row, std::int64_t degree, std::int64_t padded,
+                    T* __restrict shifted, T* __restrict max, T* __restrict inverse) {
   const std::int64_t heads = shape.heads();
   const std::int64_t size = degree * heads;
-  const std::int64_t padded = (size + kExpBlock - 1) / kExpBlock * kExpBlock;
-  T* scratch = row_scratch<T>(static_cast<std::size_t>(padded + 2 * heads));
-  T* shifted = scratch;
-  T* max = scratch + padded;
-  T* inverse = max + heads;
   for (std::int64_t h = 0; h < heads; ++h) max[h] = row[h];
   for (std::int64_t k = 1; k < degree; ++k) {
     for (std::int64_t h = 0; h < heads; ++h) max[h] = std::max(max[h], row[k * heads + h]);
@@ -189,6 +206,19 @@ void softmax_row(S shape, T* row, std::int64_t degree) {
   }
 }
 
+// Softmax over a row's edges, per head, in place. The loops run over the heads of one edge
+// (contiguous). The exponentials of the whole row (degree x H) go through Eigen's vectorised exp
+// in one call, on a copy padded to whole SIMD blocks: a row of a citation graph holds ~40
+// elements, and a scalar tail would cost as much as the vector part.
+template <typename T, typename S>
+void softmax_row(S shape, T* row, std::int64_t degree) {
+  if (degree == 0) return;
+  const std::int64_t heads = shape.heads();
+  const std::int64_t padded = (degree * heads + kExpBlock - 1) / kExpBlock * kExpBlock;
+  T* scratch = row_scratch<T>(static_cast<std::size_t>(padded + 2 * heads));
+  softmax_row_in(shape, row, degree, padded, scratch, scratch + padded, scratch + padded + heads);
+}
+
 template <typename T>
 void softmax_row(T* row, std::int64_t degree, std::int64_t heads) {
   with_shape(heads, 0, [&](auto shape) { softmax_row(shape, row, degree); });
@@ -198,7 +228,7 @@ void softmax_row(T* row, std::int64_t degree, std::int64_t heads) {
 template <typename T, typename S>
 void softmax_backward_row(S shape, const T* alpha, T* grad, std::int64_t degree) {
   const std::int64_t heads = shape.heads();
-  T* weighted = row_scratch<T>(static_cast<std::size_t>(heads));
+  PerHead<T, S> weighted(shape);
   for (std::int64_t h = 0; h < heads; ++h) weighted[h] = T(0);
   for (std::int64_t k = 0; k < degree; ++k) {
     for (std::int64_t h = 0; h < heads; ++h) {
@@ -318,7 +348,7 @@ void grad_values_row(std::span<const NodeId> targets, std::span<const EdgeId> ed
   with_shape(grad_out.heads, grad_out.channels, [&](auto shape) {
     const std::int64_t heads = shape.heads();
     const std::int64_t width = heads * shape.channels();
-    T* weights = row_scratch<T>(static_cast<std::size_t>(heads));
+    PerHead<T, decltype(shape)> weights(shape);
     for (std::int64_t c = 0; c < width; ++c) grad_value[c] = T(0);
     for (std::size_t k = 0; k < targets.size(); ++k) {
       prefetch_ahead(targets, k, grad_out.data, width);
@@ -326,7 +356,7 @@ void grad_values_row(std::span<const NodeId> targets, std::span<const EdgeId> ed
       for (std::int64_t h = 0; h < heads; ++h) {
         weights[h] = kept[edge * heads + h] != 0 ? scale * alpha[edge * heads + h] : T(0);
       }
-      add_weighted_heads(shape, weights, grad_out.data + targets[k] * width, grad_value);
+      add_weighted_heads(shape, weights.data(), grad_out.data + targets[k] * width, grad_value);
     }
   });
 }

@@ -9,46 +9,63 @@ namespace {
 
 constexpr std::int64_t kNodeBlock = 1024;
 
-// out(n, k) = <head k of h_n, att_k>: the per-node score terms of additive attention.
+// src(n, k) = <head k of h_n, att_src_k> and dst(n, k) = <head k of h_n, att_dst_k>: the
+// per-node score terms of additive attention, in one pass over h.
 template <typename T>
-void head_scores(const RowMatrix<T>& h, const Eigen::Ref<const RowMatrix<T>>& att,
-                 RowMatrix<T>& out) {
-  const std::int64_t heads = att.rows();
-  const std::int64_t channels = att.cols();
-  out.resize(h.rows(), heads);
+void head_scores(const RowMatrix<T>& h, const Eigen::Ref<const RowMatrix<T>>& att_src,
+                 const Eigen::Ref<const RowMatrix<T>>& att_dst, RowMatrix<T>& src,
+                 RowMatrix<T>& dst) {
+  const std::int64_t heads = att_src.rows();
+  const std::int64_t channels = att_src.cols();
+  src.resize(h.rows(), heads);
+  dst.resize(h.rows(), heads);
   maskgat::detail::for_each_block(h.rows(), kNodeBlock, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t n = begin; n < end; ++n) {
-      for (std::int64_t k = 0; k < heads; ++k) {
-        out(n, k) = maskgat::detail::dot(h.data() + n * heads * channels + k * channels,
-                                         att.data() + k * channels, channels);
+    maskgat::detail::with_shape(heads, channels, [&](auto shape) {
+      const std::int64_t width = shape.heads() * shape.channels();
+      for (std::int64_t n = begin; n < end; ++n) {
+        for (std::int64_t k = 0; k < shape.heads(); ++k) {
+          const std::int64_t first = k * shape.channels();
+          const T* head = h.data() + n * width + first;
+          src(n, k) = maskgat::detail::dot(head, att_src.data() + first, shape.channels());
+          dst(n, k) = maskgat::detail::dot(head, att_dst.data() + first, shape.channels());
+        }
       }
-    }
+    });
   });
 }
 
-// Backward of `head_scores`: grad_h += grad (x) att per head, grad_att += grad^T h per head.
+// Backward of `head_scores`: grad_h += grad_src (x) att_src + grad_dst (x) att_dst per head, and
+// grad_att_src += grad_src^T h, grad_att_dst += grad_dst^T h per head.
 template <typename T>
-void head_scores_backward(const RowMatrix<T>& h, const Eigen::Ref<const RowMatrix<T>>& att,
-                          const RowMatrix<T>& grad, RowMatrix<T>& grad_h,
-                          Eigen::Map<RowMatrix<T>> grad_att) {
-  const std::int64_t heads = att.rows();
-  const std::int64_t channels = att.cols();
+void head_scores_backward(const RowMatrix<T>& h, const Eigen::Ref<const RowMatrix<T>>& att_src,
+                          const Eigen::Ref<const RowMatrix<T>>& att_dst,
+                          const RowMatrix<T>& grad_src, const RowMatrix<T>& grad_dst,
+                          RowMatrix<T>& grad_h, Eigen::Map<RowMatrix<T>> grad_att_src,
+                          Eigen::Map<RowMatrix<T>> grad_att_dst) {
+  const std::int64_t heads = att_src.rows();
+  const std::int64_t channels = att_src.cols();
   maskgat::detail::for_each_block(h.rows(), kNodeBlock, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t n = begin; n < end; ++n) {
-      for (std::int64_t k = 0; k < heads; ++k) {
-        grad_h.row(n).segment(k * channels, channels) += grad(n, k) * att.row(k);
+    maskgat::detail::with_shape(heads, channels, [&](auto shape) {
+      for (std::int64_t n = begin; n < end; ++n) {
+        T* target = grad_h.row(n).data();
+        maskgat::detail::add_weighted_heads(shape, grad_src.row(n).data(), att_src.data(), target);
+        maskgat::detail::add_weighted_heads(shape, grad_dst.row(n).data(), att_dst.data(), target);
       }
-    }
+    });
   });
-  // Summed node by node in order, not by an Eigen product: `grad_att` lies in the parameter store
-  // at any alignment, and Eigen's kernels sum unaligned ends in another order. One task per head.
-  T* target = grad_att.data();
-  maskgat::detail::for_each_block(heads, 1, [&](std::int64_t k, std::int64_t /*end*/) {
-    for (std::int64_t n = 0; n < h.rows(); ++n) {
-      const T* row = h.data() + n * heads * channels + k * channels;
-      const T g = grad(n, k);
-      for (std::int64_t c = 0; c < channels; ++c) target[k * channels + c] += g * row[c];
-    }
+  // Summed node by node in order, not by an Eigen product: the gradients lie in the parameter
+  // store at any alignment, and Eigen's kernels sum unaligned ends in another order. One task per
+  // head and side.
+  maskgat::detail::for_each_block(2 * heads, 1, [&](std::int64_t task, std::int64_t /*end*/) {
+    const std::int64_t k = task % heads;
+    const RowMatrix<T>& grad = task < heads ? grad_src : grad_dst;
+    T* target = (task < heads ? grad_att_src : grad_att_dst).data() + k * channels;
+    maskgat::detail::with_shape(1, channels, [&](auto one_head) {
+      for (std::int64_t n = 0; n < h.rows(); ++n) {
+        const T* row = h.data() + n * heads * channels + k * channels;
+        maskgat::detail::add_weighted_heads(one_head, &grad(n, k), row, target);
+      }
+    });
   });
 }
 
@@ -87,8 +104,7 @@ void BasicGatConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng&
   detail::check_input("gat_conv.forward", graph, x, options_.in_features);
   const Graph& mask = detail::forward_mask(graph, options_.add_self_loops, cache.looped);
   detail::project(*store_, lin_, x, cache.h);
-  head_scores<T>(cache.h, store_->value(att_src_), cache.src);
-  head_scores<T>(cache.h, store_->value(att_dst_), cache.dst);
+  head_scores<T>(cache.h, store_->value(att_src_), store_->value(att_dst_), cache.src, cache.dst);
   cache.dropout = detail::dropout_for(mode, options_.dropout, rng);
   const ops::AdditiveScore<T> score{cache.src, cache.dst, static_cast<T>(options_.negative_slope)};
   ops::attention(mask, score, cache.h, cache.dropout, cache.alpha,
@@ -109,9 +125,8 @@ void BasicGatConv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache,
   ops::AdditiveScoreGrad<T> grad_score{cache.grad_src, cache.grad_dst};
   ops::attention_backward(mask, score, cache.h, cache.alpha, cache.dropout, grad_heads, grad_score,
                           cache.grad_h, cache.workspace, options_.schedule);
-  head_scores_backward<T>(cache.h, store_->value(att_src_), cache.grad_src, cache.grad_h,
-                          store_->grad(att_src_));
-  head_scores_backward<T>(cache.h, store_->value(att_dst_), cache.grad_dst, cache.grad_h,
+  head_scores_backward<T>(cache.h, store_->value(att_src_), store_->value(att_dst_), cache.grad_src,
+                          cache.grad_dst, cache.grad_h, store_->grad(att_src_),
                           store_->grad(att_dst_));
   detail::project_backward(*store_, lin_, x, cache.grad_h, grad_x);
 }

@@ -1,6 +1,7 @@
 #include "maskgat/ops/matmul.hpp"
 
 #include <string>
+#include <type_traits>
 
 #include "detail/attention_rows.hpp"
 #include "detail/parallel.hpp"
@@ -12,23 +13,44 @@ namespace {
 // is fixed.
 constexpr std::int64_t kRowBlock = 256;
 constexpr std::int64_t kWeightRowBlock = 32;
-// Columns of a weight gradient per task when x is sparse: each task runs over all of x's entries
-// and owns these columns of the gradient, so no transpose of x is formed.
-constexpr std::int64_t kWeightColumnBlock = 16;
+
+// Columns of the output formed per pass over a row's entries, so that their sums stay in
+// registers instead of being stored and reloaded per entry.
+constexpr std::int64_t kColumnBlock = 16;
+template <typename T>
+using Block = Eigen::Array<T, kColumnBlock, 1>;
+template <typename T>
+using Tail = Eigen::Array<T, Eigen::Dynamic, 1, 0, kColumnBlock, 1>;
+
+// Adds x(i, f) * weight(f, first + c) over row i's stored entries into `sum`, an Eigen array of at
+// most kColumnBlock columns on the stack: one vector multiply-add per entry, the sum in registers.
+template <typename T, typename Sum>
+void add_row_block(const RowSparse<T>& x, const Eigen::Ref<const RowMatrix<T>>& weight,
+                   std::int64_t i, std::int64_t first, Sum& sum) {
+  const auto* outer = x.outerIndexPtr();
+  for (auto k = outer[i]; k < outer[i + 1]; ++k) {
+    const T* w = weight.row(x.innerIndexPtr()[k]).data() + first;
+    sum += x.valuePtr()[k] * Eigen::Map<const Sum>(w, sum.size());
+  }
+}
 
 // out.row(i) = sum over stored (i, f) of x(i, f) * weight.row(f), for rows [begin, end).
 template <typename T>
 void sparse_rows_times(const RowSparse<T>& x, const Eigen::Ref<const RowMatrix<T>>& weight,
                        std::int64_t begin, std::int64_t end, RowMatrix<T>& out) {
   const std::int64_t width = weight.cols();
-  const auto* outer = x.outerIndexPtr();
+  const std::int64_t full = width / kColumnBlock * kColumnBlock;
   for (std::int64_t i = begin; i < end; ++i) {
     T* row = out.row(i).data();
-    for (std::int64_t c = 0; c < width; ++c) row[c] = T(0);
-    for (auto k = outer[i]; k < outer[i + 1]; ++k) {
-      const T value = x.valuePtr()[k];
-      const T* w = weight.row(x.innerIndexPtr()[k]).data();
-      for (std::int64_t c = 0; c < width; ++c) row[c] += value * w[c];
+    for (std::int64_t first = 0; first < full; first += kColumnBlock) {
+      Block<T> sum = Block<T>::Zero();
+      add_row_block(x, weight, i, first, sum);
+      Eigen::Map<Block<T>>(row + first) = sum;
+    }
+    if (full < width) {
+      Tail<T> sum = Tail<T>::Zero(width - full);
+      add_row_block(x, weight, i, full, sum);
+      Eigen::Map<Tail<T>>(row + full, width - full) = sum;
     }
   }
 }
@@ -62,18 +84,27 @@ void matmul_backward_weight(InputRef<T> x, const RowMatrix<T>& grad_out,
   if (x.is_sparse()) {
     const RowSparse<T>& sparse = x.sparse();
     const auto* outer = sparse.outerIndexPtr();
-    detail::for_each_block(grad_weight.cols(), kWeightColumnBlock,
-                           [&](std::int64_t begin, std::int64_t end) {
-                             for (std::int64_t i = 0; i < sparse.rows(); ++i) {
-                               const T* g = grad_out.row(i).data() + begin;
-                               for (auto k = outer[i]; k < outer[i + 1]; ++k) {
-                                 const T value = sparse.valuePtr()[k];
-                                 T* w = grad_weight.row(sparse.innerIndexPtr()[k]).data() + begin;
-                                 for (std::int64_t c = 0; c < end - begin; ++c)
-                                   w[c] += value * g[c];
-                               }
-                             }
-                           });
+    // Each task runs over all of x's entries and owns a block of the gradient's columns, so no
+    // transpose of x is formed.
+    detail::for_each_block(
+        grad_weight.cols(), kColumnBlock, [&](std::int64_t begin, std::int64_t end) {
+          const auto add_rows = [&](auto columns) {
+            using Columns = typename decltype(columns)::type;
+            const std::int64_t width = end - begin;
+            for (std::int64_t i = 0; i < sparse.rows(); ++i) {
+              const Eigen::Map<const Columns> g(grad_out.row(i).data() + begin, width);
+              for (auto k = outer[i]; k < outer[i + 1]; ++k) {
+                T* w = grad_weight.row(sparse.innerIndexPtr()[k]).data() + begin;
+                Eigen::Map<Columns>(w, width) += sparse.valuePtr()[k] * g;
+              }
+            }
+          };
+          if (end - begin == kColumnBlock) {
+            add_rows(std::type_identity<Block<T>>{});
+          } else {
+            add_rows(std::type_identity<Tail<T>>{});
+          }
+        });
   } else {
     detail::for_each_block(x.cols(), kWeightRowBlock, [&](std::int64_t begin, std::int64_t end) {
       grad_weight.middleRows(begin, end - begin).noalias() +=
