@@ -18,3 +18,12 @@ if(MASKGAT_SANITIZE)
     -fsanitize=${MASKGAT_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
   target_link_options(maskgat_options INTERFACE -fsanitize=${MASKGAT_SANITIZE})
 endif()
+if(MASKGAT_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "MASKGAT_FUZZ needs clang (libFuzzer): configure with "
+                        "-DCMAKE_CXX_COMPILER=clang++-14; Debian: apt-get install libclang-rt-14-dev")
+  endif()
+  # Coverage instrumentation for libFuzzer in every MaskGAT target; the fuzz executables add
+  # libFuzzer's main (tests/fuzz).
+  target_compile_options(maskgat_options INTERFACE -fsanitize=fuzzer-no-link)
+endif()

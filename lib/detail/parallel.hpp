@@ -13,7 +13,48 @@
 
 #include "maskgat/core/types.hpp"
 
+// ThreadSanitizer cannot see the synchronisation inside Debian's oneTBB (an uninstrumented
+// library), so it would take every handover of data between a caller and its tasks for a race.
+// Under TSan, `run_tasks` states those edges itself: everything before a parallel loop happens
+// before each task, and each task before everything after the loop.
+#if defined(__SANITIZE_THREAD__)
+#define MASKGAT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MASKGAT_TSAN 1
+#endif
+#endif
+#ifdef MASKGAT_TSAN
+extern "C" void __tsan_acquire(void* address);
+extern "C" void __tsan_release(void* address);
+#endif
+
 namespace maskgat::detail {
+
+// Calls `task(k)` for k in [0, count), in parallel, one oneTBB task per k.
+template <typename Task>
+void run_tasks(std::int64_t count, Task&& task) {
+#ifdef MASKGAT_TSAN
+  char before = 0;
+  char after = 0;
+  __tsan_release(&before);
+#endif
+  tbb::parallel_for(
+      tbb::blocked_range<std::int64_t>(0, count, 1),
+      [&](const tbb::blocked_range<std::int64_t>& tasks) {
+#ifdef MASKGAT_TSAN
+        __tsan_acquire(&before);
+#endif
+        for (std::int64_t k = tasks.begin(); k != tasks.end(); ++k) task(k);
+#ifdef MASKGAT_TSAN
+        __tsan_release(&after);
+#endif
+      },
+      tbb::simple_partitioner());
+#ifdef MASKGAT_TSAN
+  __tsan_acquire(&after);
+#endif
+}
 
 // Calls `fn(begin, end)` on consecutive node ranges covering [0, offsets.size() - 1), each holding
 // about `grain` units of work, where a node weighs 1 plus its row length in `offsets` (a CSR
@@ -46,16 +87,11 @@ void for_each_row_range(std::span<const EdgeId> offsets, std::int64_t grain, Fn&
     }
     return static_cast<NodeId>(lo);
   };
-  tbb::parallel_for(
-      tbb::blocked_range<std::int64_t>(0, num_tasks, 1),
-      [&](const tbb::blocked_range<std::int64_t>& tasks) {
-        for (std::int64_t task = tasks.begin(); task != tasks.end(); ++task) {
-          const NodeId begin = boundary(task);
-          const NodeId end = boundary(task + 1);
-          if (begin < end) fn(begin, end);
-        }
-      },
-      tbb::simple_partitioner());
+  run_tasks(num_tasks, [&](std::int64_t task) {
+    const NodeId begin = boundary(task);
+    const NodeId end = boundary(task + 1);
+    if (begin < end) fn(begin, end);
+  });
 }
 
 // Calls `fn(begin, end)` on the blocks [k * block, min((k + 1) * block, count)).
@@ -67,14 +103,7 @@ void for_each_block(std::int64_t count, std::int64_t block, Fn&& fn) {
     fn(std::int64_t{0}, count);
     return;
   }
-  tbb::parallel_for(
-      tbb::blocked_range<std::int64_t>(0, num_blocks, 1),
-      [&](const tbb::blocked_range<std::int64_t>& blocks) {
-        for (std::int64_t k = blocks.begin(); k != blocks.end(); ++k) {
-          fn(k * block, std::min(count, (k + 1) * block));
-        }
-      },
-      tbb::simple_partitioner());
+  run_tasks(num_blocks, [&](std::int64_t k) { fn(k * block, std::min(count, (k + 1) * block)); });
 }
 
 }  // namespace maskgat::detail

@@ -243,6 +243,7 @@ class GraphmlScanner {
     const std::size_t depth = open_.size() + 1;
     if (exceeds(depth, limit_)) throw_depth(kGraphml, path_, start, depth, limit_);
     if (depth == 2) record_top_level(name, inside);
+    if (name == "node") ++scan_.declared_nodes;
     if (!self_closing) open_.push_back({name, start});
   }
 

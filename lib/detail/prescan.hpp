@@ -33,6 +33,7 @@ struct GraphmlScan {
   std::optional<GraphmlKey> edge_weight;  // first `<key for="edge|all" attr.name="weight">`
   bool has_graph = false;                 // a `<graph>` among the root's children
   bool undirected = false;                // `edgedefault="undirected"` on the first of them
+  std::int64_t declared_nodes = 0;        // `<node>` elements anywhere
 };
 
 // Checks XML element nesting against `limits.max_nesting_depth` (LimitError) and that every

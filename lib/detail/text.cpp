@@ -38,8 +38,18 @@ bool LineReader::next(std::string_view& line) {
   }
   ++line_number_;
   line = buffer_;
-  if (line_number_ == 1 && line.starts_with(kByteOrderMark)) line.remove_prefix(kByteOrderMark.size());
+  if (line_number_ == 1 && line.starts_with(kByteOrderMark))
+    line.remove_prefix(kByteOrderMark.size());
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (const auto cr = line.find('\r'); cr != std::string_view::npos) {
+    fail("a carriage return at column " + std::to_string(cr + 1) +
+         " inside the line: lines must end in \\n or \\r\\n");
+  }
+  // A zero byte is never part of UTF-8 text; files saved as UTF-16 are full of them.
+  if (const auto zero = line.find('\0'); zero != std::string_view::npos) {
+    fail("a zero byte at column " + std::to_string(zero + 1) +
+         ": not UTF-8 text (convert UTF-16 files to UTF-8)");
+  }
   return true;
 }
 

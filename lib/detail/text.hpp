@@ -19,7 +19,8 @@ class LineReader {
   // Throws IoError `<reader>: cannot open '<path>': <reason>` when the file cannot be opened.
   LineReader(const std::filesystem::path& path, std::string_view reader);
 
-  // The next line without its line end; false at the end of the file.
+  // The next line without its line end; false at the end of the file. Throws ParseError on a
+  // line with a zero byte (binary data, or UTF-16 text) or a carriage return before its end.
   bool next(std::string_view& line);
   [[nodiscard]] std::int64_t line_number() const noexcept { return line_number_; }
   [[nodiscard]] const std::string& path() const noexcept { return path_; }

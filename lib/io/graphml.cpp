@@ -147,15 +147,19 @@ LoadedGraph load(std::string content, const detail::GraphmlScan& scan, NodeIndex
   std::istringstream stream(std::move(content));
   detail::run_boost_reader([&] { boost::read_graphml(stream, graph, properties); }, "read_graphml",
                            kReader, path);
-  if (!scan.has_graph) {
-    throw ParseError(kReader, path, 0, "no <graph> element inside <graphml>");
+  // Boost adds a vertex for an edge end no <node> declares; GraphML requires the declaration.
+  const auto num_vertices = static_cast<std::int64_t>(boost::num_vertices(graph));
+  if (num_vertices > scan.declared_nodes) {
+    throw ParseError(kReader, path, 0,
+                     std::to_string(num_vertices - scan.declared_nodes) +
+                         " edge end(s) name a node no <node> element declares (" +
+                         std::to_string(scan.declared_nodes) + " declared)");
   }
 
   // Boost numbers vertices in file order; without a name key that position is the token.
-  const std::size_t num_vertices = boost::num_vertices(graph);
-  std::vector<std::string> tokens(num_vertices);
+  std::vector<std::string> tokens(static_cast<std::size_t>(num_vertices));
   std::unordered_map<std::string_view, std::size_t> position_of_name;
-  for (std::size_t v = 0; v < num_vertices; ++v) {
+  for (std::size_t v = 0; v < tokens.size(); ++v) {
     if (!scan.node_name) {
       tokens[v] = std::to_string(v);
       continue;
@@ -197,6 +201,7 @@ LoadedGraph read_graphml(const std::filesystem::path& path, NodeIndex& nodes,
   std::string content =
       detail::read_bounded_file(path, options.read.limits.max_file_bytes, kReader);
   const detail::GraphmlScan scan = detail::prescan_graphml(content, options.read.limits, shown);
+  if (!scan.has_graph) throw ParseError(kReader, shown, 0, "no <graph> element inside <graphml>");
   // Boost rejects edges whose direction differs from the graph type, so pick it from the file.
   if (scan.undirected)
     return load<UndirectedGraphml>(std::move(content), scan, nodes, options, shown);

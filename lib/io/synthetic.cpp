@@ -1,8 +1,5 @@
 #include "maskgat/io/synthetic.hpp"
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -12,12 +9,24 @@
 #include <system_error>
 #include <vector>
 
+#include "detail/parallel.hpp"
 #include "detail/text.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/core/random.hpp"
 
 namespace maskgat {
 namespace {
+
+// Runs `fn(first, last)` over fixed blocks of nodes in parallel. Every value drawn for a node
+// depends only on the seed and the node's id, so the blocks only split the work.
+template <typename Fn>
+void for_each_node(std::size_t count, Fn&& fn) {
+  constexpr std::int64_t kNodeBlock = 4096;
+  detail::for_each_block(static_cast<std::int64_t>(count), kNodeBlock,
+                         [&](std::int64_t first, std::int64_t last) {
+                           fn(static_cast<std::size_t>(first), static_cast<std::size_t>(last));
+                         });
+}
 
 constexpr std::string_view kReader = "synthetic";
 constexpr std::string_view kPrefix = "synthetic";
@@ -57,9 +66,7 @@ std::int64_t parse_count(std::string_view key, std::string_view value, std::int6
 }
 
 // [0, 1) with 53 random bits.
-double unit(std::uint64_t bits) noexcept {
-  return static_cast<double>(bits >> 11) * 0x1.0p-53;
-}
+double unit(std::uint64_t bits) noexcept { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
 // (0, 1]: safe under log and negative powers.
 double unit_open_zero(std::uint64_t bits) noexcept {
@@ -82,7 +89,8 @@ std::string canonical_spec(const SyntheticOptions& options) {
 
 void validate(const SyntheticOptions& options, const Limits& limits, const std::string& name) {
   if (options.nodes < 1) {
-    throw InvalidArgument("synthetic: nodes must be positive, got " + std::to_string(options.nodes));
+    throw InvalidArgument("synthetic: nodes must be positive, got " +
+                          std::to_string(options.nodes));
   }
   if (options.features < 1) {
     throw InvalidArgument("synthetic: features must be positive, got " +
@@ -128,11 +136,11 @@ void validate(const SyntheticOptions& options, const Limits& limits, const std::
                          " (raise Limits::max_array_elements)");
   }
   if (static_cast<double>(options.nodes) * options.degree > static_cast<double>(limits.max_edges)) {
-    throw LimitError(kReader, name, 0,
-                     "about " + format_number(std::ceil(static_cast<double>(options.nodes) *
-                                                        options.degree)) +
-                         " edges: over the edge limit of " + std::to_string(limits.max_edges) +
-                         " (raise it with --max-edges)");
+    throw LimitError(
+        kReader, name, 0,
+        "about " + format_number(std::ceil(static_cast<double>(options.nodes) * options.degree)) +
+            " edges: over the edge limit of " + std::to_string(limits.max_edges) +
+            " (raise it with --max-edges)");
   }
 }
 
@@ -195,17 +203,15 @@ Structure make_structure(const SyntheticOptions& options) {
   Structure s;
   s.labels.resize(n);
   s.weights.resize(n);
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n),
-                    [&](const tbb::blocked_range<std::size_t>& range) {
-                      for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                        const double u = unit(counter_hash(options.seed, kStreamClass, i));
-                        s.labels[i] = std::min(
-                            static_cast<std::int32_t>(u * static_cast<double>(options.classes)),
-                            options.classes - 1);
-                        const double v = unit_open_zero(counter_hash(options.seed, kStreamWeight, i));
-                        s.weights[i] = std::pow(v, -1.0 / kParetoShape);
-                      }
-                    });
+  for_each_node(n, [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i != last; ++i) {
+      const double u = unit(counter_hash(options.seed, kStreamClass, i));
+      s.labels[i] = std::min(static_cast<std::int32_t>(u * static_cast<double>(options.classes)),
+                             options.classes - 1);
+      const double v = unit_open_zero(counter_hash(options.seed, kStreamWeight, i));
+      s.weights[i] = std::pow(v, -1.0 / kParetoShape);
+    }
+  });
 
   s.class_offsets.assign(k + 1, 0);
   for (const std::int32_t label : s.labels) ++s.class_offsets[static_cast<std::size_t>(label) + 1];
@@ -246,15 +252,14 @@ Graph make_graph(const SyntheticOptions& options, const Structure& s, const Limi
   const auto max_in_degree = static_cast<EdgeId>(options.nodes - 1);
 
   std::vector<EdgeId> offsets(n + 1, 0);
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n),
-                    [&](const tbb::blocked_range<std::size_t>& range) {
-                      for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                        const double expected = s.weights[i] * scale;
-                        const double u = unit(counter_hash(options.seed, kStreamRounding, i));
-                        const auto target = static_cast<EdgeId>(std::floor(expected + u));
-                        offsets[i + 1] = std::min(target, max_in_degree);
-                      }
-                    });
+  for_each_node(n, [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i != last; ++i) {
+      const double expected = s.weights[i] * scale;
+      const double u = unit(counter_hash(options.seed, kStreamRounding, i));
+      const auto target = static_cast<EdgeId>(std::floor(expected + u));
+      offsets[i + 1] = std::min(target, max_in_degree);
+    }
+  });
   for (std::size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
   if (offsets[n] > limits.max_edges) {
     throw LimitError(kReader, name, 0,
@@ -266,14 +271,15 @@ Graph make_graph(const SyntheticOptions& options, const Structure& s, const Limi
   std::vector<EdgeId> kept(n, 0);
   const double homophily = options.homophily;
   const auto all_size = static_cast<NodeId>(options.nodes);
-  const auto draw_rows = [&](const tbb::blocked_range<std::size_t>& range) {
-    for (std::size_t i = range.begin(); i != range.end(); ++i) {
+  const auto draw_rows = [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i != last; ++i) {
       const EdgeId target = offsets[i + 1] - offsets[i];
       if (target == 0) continue;
       const auto node = static_cast<NodeId>(i);
       const auto label = static_cast<std::size_t>(s.labels[i]);
       const AliasSlot* own_class = s.class_tables.data() + s.class_offsets[label];
-      const auto class_size = static_cast<NodeId>(s.class_offsets[label + 1] - s.class_offsets[label]);
+      const auto class_size =
+          static_cast<NodeId>(s.class_offsets[label + 1] - s.class_offsets[label]);
       const std::uint64_t row_key = counter_hash(options.seed, kStreamEdges, i);
       NodeId* row = sources.data() + offsets[i];
       const std::int64_t max_draws = kDrawsPerSlot * target + kExtraDraws;
@@ -285,10 +291,9 @@ Graph make_graph(const SyntheticOptions& options, const Structure& s, const Limi
         while (filled < target && draws < max_draws) {
           // One uniform decides the class coin and, rescaled, the alias draw.
           const double x = unit(counter_hash(row_key, 0, static_cast<std::uint64_t>(draws++)));
-          const NodeId source =
-              x < homophily ? draw_alias(own_class, class_size, x / homophily)
-                            : draw_alias(s.all_table.data(), all_size,
-                                         (x - homophily) / (1.0 - homophily));
+          const NodeId source = x < homophily ? draw_alias(own_class, class_size, x / homophily)
+                                              : draw_alias(s.all_table.data(), all_size,
+                                                           (x - homophily) / (1.0 - homophily));
           if (source != node) row[filled++] = source;
         }
         std::sort(row, row + filled);
@@ -297,7 +302,7 @@ Graph make_graph(const SyntheticOptions& options, const Structure& s, const Limi
       kept[i] = filled;
     }
   };
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n), draw_rows);
+  for_each_node(n, draw_rows);
 
   // Rows only shrink, so compacting front to back never overwrites unread entries.
   EdgeId write = 0;
@@ -346,7 +351,7 @@ class Ziggurat {
 
  private:
   static constexpr std::size_t kLayers = 128;
-  static constexpr double kTail = 3.442619855899;        // where the tail starts
+  static constexpr double kTail = 3.442619855899;       // where the tail starts
   static constexpr double kArea = 9.91256303526217e-3;  // area of every layer
 
   // Marsaglia's tail method for x > kTail.
@@ -372,28 +377,25 @@ DenseFeatures make_features(const SyntheticOptions& options, const Structure& s)
 
   const Ziggurat normal;
   DenseFeatures x(options.nodes, options.features);
-  tbb::parallel_for(
-      tbb::blocked_range<std::size_t>(0, static_cast<std::size_t>(options.nodes)),
-      [&](const tbb::blocked_range<std::size_t>& range) {
-        for (std::size_t i = range.begin(); i != range.end(); ++i) {
-          // A generator per row, seeded by the row id: the row's values do not depend on which
-          // thread runs it.
-          Rng rng(counter_hash(options.seed, kStreamNoise, i));
-          const float* mean = means.data() + static_cast<std::size_t>(s.labels[i]) * f;
-          float* row = x.data() + i * f;
-          for (std::size_t col = 0; col < f; ++col) {
-            row[col] = mean[col] + static_cast<float>(normal(rng));
-          }
-        }
-      });
+  for_each_node(static_cast<std::size_t>(options.nodes), [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i != last; ++i) {
+      // A generator per row, seeded by the row id: the row's values do not depend on which
+      // thread runs it.
+      Rng rng(counter_hash(options.seed, kStreamNoise, i));
+      const float* mean = means.data() + static_cast<std::size_t>(s.labels[i]) * f;
+      float* row = x.data() + i * f;
+      for (std::size_t col = 0; col < f; ++col) {
+        row[col] = mean[col] + static_cast<float>(normal(rng));
+      }
+    }
+  });
   return x;
 }
 
 }  // namespace
 
 SyntheticOptions parse_synthetic_spec(std::string_view spec) {
-  if (!spec.starts_with(kPrefix) ||
-      (spec.size() > kPrefix.size() && spec[kPrefix.size()] != ':')) {
+  if (!spec.starts_with(kPrefix) || (spec.size() > kPrefix.size() && spec[kPrefix.size()] != ':')) {
     throw InvalidArgument("synthetic: spec " + detail::quoted(spec) +
                           " does not start with 'synthetic:'");
   }
@@ -410,8 +412,8 @@ SyntheticOptions parse_synthetic_spec(std::string_view spec) {
     if (more) rest.remove_prefix(comma + 1);
     const std::size_t equals = item.find('=');
     if (equals == std::string_view::npos) {
-      throw InvalidArgument("synthetic: expected key=value, got " + detail::quoted(item) +
-                            " in " + detail::quoted(spec));
+      throw InvalidArgument("synthetic: expected key=value, got " + detail::quoted(item) + " in " +
+                            detail::quoted(spec));
     }
     const std::string_view key = item.substr(0, equals);
     const std::string_view value = item.substr(equals + 1);
@@ -470,11 +472,12 @@ Dataset make_synthetic(const SyntheticOptions& options, const DatasetOptions& lo
   if (load.normalize_features) dataset.features.normalize_rows();
   dataset.labels = structure.labels;
   dataset.class_names.reserve(static_cast<std::size_t>(options.classes));
-  for (std::int32_t c = 0; c < options.classes; ++c) dataset.class_names.push_back(std::to_string(c));
+  for (std::int32_t c = 0; c < options.classes; ++c)
+    dataset.class_names.push_back(std::to_string(c));
   dataset.node_names.reserve(static_cast<std::size_t>(options.nodes));
   for (std::int64_t i = 0; i < options.nodes; ++i) dataset.node_names.push_back(std::to_string(i));
-  dataset.split = random_split(dataset.labels, options.classes, load.split_sizes, options.seed,
-                               dataset.notes);
+  dataset.split =
+      random_split(dataset.labels, options.classes, load.split_sizes, options.seed, dataset.notes);
   return dataset;
 }
 

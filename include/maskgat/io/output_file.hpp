@@ -7,11 +7,17 @@
 
 namespace maskgat {
 
-/// Writes `content` to `path` through a temporary file in the same directory, renamed over
-/// `path` once complete, so readers see the old file or the new one, never a partial one.
+/// Writes `content` to `path` so that `path` is always either absent, the old file or the whole
+/// new one, even if the process is killed at any moment:
+/// - the content goes to an anonymous file (`O_TMPFILE`) in `path`'s directory and is synced;
+/// - without `overwrite` that file is linked to `path`, which fails if `path` exists;
+/// - with `overwrite` it is linked to `.<name>.maskgat-tmp-<pid>` and renamed over `path`. Killed
+///   between those two calls, a process leaves that name behind; the next write to `path`
+///   removes it (after checking that its process is gone).
+/// File systems without `O_TMPFILE` get the same steps through the named temporary file.
 /// @param overwrite replace an existing `path`; without it an existing file is an error
 /// @throws IoError when `path` exists and `overwrite` is false (the message names the path and
-///         `--force`), or on any write or rename failure (the temporary file is removed).
+///         `--force`), or on any write, sync, link or rename failure (no temporary file is left).
 void write_file_atomically(const std::filesystem::path& path, std::string_view content,
                            bool overwrite);
 
