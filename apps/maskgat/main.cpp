@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "info.hpp"
 #include "maskgat/core/error.hpp"
@@ -31,6 +32,10 @@ int main(int argc, char** argv) {
   maskgat::app::add_evaluate_command(app, evaluate);
   maskgat::app::PredictOptions predict;
   maskgat::app::add_predict_command(app, predict);
+  for (CLI::App* command : app.get_subcommands({})) {
+    const std::string examples = command->get_footer();
+    command->footer(examples.empty() ? app.get_footer() : examples + "\n\n" + app.get_footer());
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {

@@ -69,7 +69,8 @@ class Reader {
   std::vector<float> floats() {
     const auto size = count(sizeof(float), "an array");
     std::vector<float> values(size);
-    std::memcpy(values.data(), bytes_.data() + position_, size * sizeof(float));
+    // An empty vector's data() may be null, which memcpy must not get even for zero bytes.
+    if (size > 0) std::memcpy(values.data(), bytes_.data() + position_, size * sizeof(float));
     position_ += size * sizeof(float);
     return values;
   }

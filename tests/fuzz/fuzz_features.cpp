@@ -4,11 +4,9 @@
 #include "maskgat/io/features.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace maskgat;
-  const auto path = fuzz::write_input(fuzz::as_text(data, size), "features.csv");
-  return fuzz::accept_errors([&] {
-    NodeIndex nodes = NodeIndex::named(1'000'000);
-    FeatureTable table = read_features(path, nodes, ReadOptions{});
+  return maskgat::fuzz::read_input(data, size, "features.csv", [](const auto& path) {
+    maskgat::NodeIndex nodes = maskgat::NodeIndex::named(1'000'000);
+    maskgat::FeatureTable table = maskgat::read_features(path, nodes, {});
     table.matrix.normalize_rows();
   });
 }

@@ -55,4 +55,11 @@ int accept_errors(Read&& read) {
   return 0;
 }
 
+// Writes the input as `name` and runs `read(path)`, accepting only MaskGAT's own errors.
+template <typename Read>
+int read_input(const std::uint8_t* data, std::size_t size, const std::string& name, Read&& read) {
+  const auto path = write_input(as_text(data, size), name);
+  return accept_errors([&] { read(path); });
+}
+
 }  // namespace maskgat::fuzz

@@ -5,11 +5,9 @@
 #include "maskgat/io/labels.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace maskgat;
-  static const NodeIndex nodes = fuzz::frozen_nodes();
-  const auto path = fuzz::write_input(fuzz::as_text(data, size), "labels.txt");
-  return fuzz::accept_errors([&] {
-    Notes notes;
-    (void)read_labels(path, nodes, ReadOptions{}, notes);
+  static const maskgat::NodeIndex nodes = maskgat::fuzz::frozen_nodes();
+  return maskgat::fuzz::read_input(data, size, "labels.txt", [](const auto& path) {
+    maskgat::Notes notes;
+    (void)maskgat::read_labels(path, nodes, {}, notes);
   });
 }
