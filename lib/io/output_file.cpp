@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,14 +9,13 @@
 #include <string>
 #include <system_error>
 
+#include "detail/text.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string reason(int error) { return std::system_category().message(error); }
 
 // Closes a file descriptor when it goes out of scope.
 class FileDescriptor {
@@ -66,11 +64,11 @@ void write_all(int fd, std::string_view content, const fs::path& path) {
     const ssize_t written = ::write(fd, content.data(), content.size());
     if (written < 0) {
       if (errno == EINTR) continue;
-      throw IoError(path.string() + ": write failed: " + reason(errno));
+      throw IoError(path.string() + ": write failed: " + detail::errno_text());
     }
     content.remove_prefix(static_cast<std::size_t>(written));
   }
-  if (::fsync(fd) != 0) throw IoError(path.string() + ": write failed: " + reason(errno));
+  if (::fsync(fd) != 0) throw IoError(path.string() + ": write failed: " + detail::errno_text());
 }
 
 // Makes the directory entries of `path` durable; best effort (some file systems refuse).
@@ -95,20 +93,21 @@ bool link_anonymous(int fd, const fs::path& target, const fs::path& path) {
     throw IoError(target.string() + ": a temporary file of this name exists; remove it");
   }
   if (errno == ENOENT || errno == EPERM || errno == EACCES) return false;
-  throw IoError(path.string() + ": cannot create the file: " + reason(errno));
+  throw IoError(path.string() + ": cannot create the file: " + detail::errno_text());
 }
 
 // Moves the complete temporary file `temporary` to `path`: a rename (replacing `path`) when
 // `overwrite`, else a hard link that fails if `path` exists, so a file created meanwhile is not
 // replaced either. Removes `temporary` on failure.
 void publish(const fs::path& temporary, const fs::path& path, bool overwrite) {
-  const int result = overwrite ? ::rename(temporary.c_str(), path.c_str())
-                               : ::link(temporary.c_str(), path.c_str());
-  const int error = errno;
-  if (!overwrite || result != 0) ::unlink(temporary.c_str());
-  if (result == 0) return;
-  if (error == EEXIST) throw exists_error(path);
-  throw IoError(path.string() + ": cannot replace the file: " + reason(error));
+  const bool moved = (overwrite ? ::rename(temporary.c_str(), path.c_str())
+                                : ::link(temporary.c_str(), path.c_str())) == 0;
+  const bool exists = !moved && errno == EEXIST;
+  const std::string why = moved ? std::string() : detail::errno_text();
+  if (!overwrite || !moved) ::unlink(temporary.c_str());
+  if (moved) return;
+  if (exists) throw exists_error(path);
+  throw IoError(path.string() + ": cannot replace the file: " + why);
 }
 
 // The fallback for file systems without O_TMPFILE: a named temporary file, removed on failure.
@@ -117,7 +116,7 @@ void write_through_named_temporary(const fs::path& path, std::string_view conten
       directory_of(path) / (temporary_prefix(path) + std::to_string(::getpid()));
   const FileDescriptor fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
   if (fd.get() < 0) {
-    throw IoError(temporary.string() + ": cannot create the file: " + reason(errno));
+    throw IoError(temporary.string() + ": cannot create the file: " + detail::errno_text());
   }
   try {
     write_all(fd.get(), content, temporary);
@@ -140,7 +139,7 @@ void write_file_atomically(const fs::path& path, std::string_view content, bool 
       ::open(directory_of(path).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666));
   if (fd.get() < 0) {
     if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
-      throw IoError(path.string() + ": cannot create the file: " + reason(errno));
+      throw IoError(path.string() + ": cannot create the file: " + detail::errno_text());
     }
     write_through_named_temporary(path, content, overwrite);
     sync_directory(path);
