@@ -10,6 +10,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "detail/column_sums.hpp"
@@ -27,9 +28,12 @@ namespace maskgat::detail {
 
 inline std::size_t to_index(std::int64_t value) { return static_cast<std::size_t>(value); }
 
+// Written as max + slope * min rather than a select: the same value for every z (a kept side gets
+// an exact +-0 added), but free of the branch a compiler makes of a product that only one side
+// needs, so it vectorises where heads are unrolled at compile time.
 template <typename T>
 T leaky_relu(T z, T slope) {
-  return z > T(0) ? z : slope * z;
+  return std::max(z, T(0)) + slope * std::min(z, T(0));
 }
 
 template <typename T>
@@ -167,61 +171,96 @@ class PerHead {
   T* data_ = nullptr;
 };
 
+// The H values at `data` as an Eigen array map: fixed-size when H is fixed at compile time, so
+// every operation on it is a few vector instructions.
+template <typename S, typename T>
+auto head_map(S shape, T* data) {
+  constexpr int kSize = S::kHeadsFixed > 0 ? S::kHeadsFixed : Eigen::Dynamic;
+  using Array = Eigen::Array<std::remove_const_t<T>, kSize, 1>;
+  using Mapped = std::conditional_t<std::is_const_v<T>, const Array, Array>;
+  return Eigen::Map<Mapped>(data, shape.heads());
+}
+
 // Elements per block of the padded exp below: a multiple of every SIMD width Eigen uses.
 constexpr std::int64_t kExpBlock = 16;
 
-// The body of `softmax_row` on its buffers: `shifted` (padded elements), `max` and `inverse` (H
-// each). The buffers are declared not to overlap, so the loops over heads vectorise.
-template <typename T, typename S>
-void softmax_row_in(S shape, T* __restrict row, std::int64_t degree, std::int64_t padded,
-                    T* __restrict shifted, T* __restrict max, T* __restrict inverse) {
-  const std::int64_t heads = shape.heads();
-  const std::int64_t size = degree * heads;
-  for (std::int64_t h = 0; h < heads; ++h) max[h] = row[h];
-  for (std::int64_t k = 1; k < degree; ++k) {
-    for (std::int64_t h = 0; h < heads; ++h) max[h] = std::max(max[h], row[k * heads + h]);
+// The destination rows [begin, end) of a mask: one task's share of a row-parallel pass. Their
+// in-edges are the consecutive edge ids [first, last).
+struct RowRange {
+  NodeId begin;
+  NodeId end;
+  EdgeId first;
+  EdgeId last;
+};
+
+// Calls fn(i, sources, first_edge) for every row of `range`, in order.
+template <typename Fn>
+[[gnu::always_inline]] inline void for_each_row(const Graph& mask, const RowRange& range, Fn&& fn) {
+  const auto offsets = mask.in_offsets();
+  const auto sources = mask.in_sources();
+  for (NodeId i = range.begin; i < range.end; ++i) {
+    const EdgeId first = offsets[to_index(i)];
+    fn(i, sources.subspan(to_index(first), to_index(offsets[to_index(i) + 1] - first)), first);
   }
-  for (std::int64_t k = 0; k < degree; ++k) {
-    for (std::int64_t h = 0; h < heads; ++h) shifted[k * heads + h] = row[k * heads + h] - max[h];
+}
+
+// The body of `softmax_rows` on its buffers: `shifted` and `weights` (padded elements each),
+// `max` and `inverse` (H each). The buffers are declared not to overlap, so the loops over heads
+// vectorise.
+template <typename T, typename S>
+void softmax_rows_in(S shape, const EdgeId* __restrict offsets, const RowRange& range,
+                     T* __restrict scores, std::int64_t padded, T* __restrict shifted,
+                     T* __restrict weights, T* __restrict max, T* __restrict inverse) {
+  const std::int64_t heads = shape.heads();
+  const std::int64_t size = (range.last - range.first) * heads;
+  auto row_max = head_map(shape, max);
+  for (NodeId i = range.begin; i < range.end; ++i) {
+    const std::int64_t degree = offsets[i + 1] - offsets[i];
+    if (degree == 0) continue;
+    const T* row = scores + (offsets[i] - range.first) * heads;
+    T* out = shifted + (offsets[i] - range.first) * heads;
+    row_max = head_map(shape, row);
+    for (std::int64_t k = 1; k < degree; ++k) row_max = row_max.max(head_map(shape, row + k * heads));
+    for (std::int64_t k = 0; k < degree; ++k) {
+      head_map(shape, out + k * heads) = head_map(shape, row + k * heads) - row_max;
+    }
   }
   for (std::int64_t k = size; k < padded; ++k) shifted[k] = T(0);
-  Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>, Eigen::AlignedMax> block(shifted, padded);
-  block = block.exp();
+  using Block = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>, Eigen::AlignedMax>;
+  Block(weights, padded) = Block(shifted, padded).exp();
   // Eigen's exp clamps its argument at log(min normal), so a score far below the row's maximum
   // would keep a weight of ~1e-38 instead of underflowing; flush those to an exact 0.
   const T lowest = std::log(std::numeric_limits<T>::min());
-  for (std::int64_t k = 0; k < degree; ++k) {
-    for (std::int64_t h = 0; h < heads; ++h) {
-      if (row[k * heads + h] - max[h] < lowest) shifted[k * heads + h] = T(0);
+  for (std::int64_t k = 0; k < size; ++k) {
+    if (shifted[k] < lowest) weights[k] = T(0);
+  }
+  auto row_inverse = head_map(shape, inverse);
+  for (NodeId i = range.begin; i < range.end; ++i) {
+    const std::int64_t degree = offsets[i + 1] - offsets[i];
+    const T* weight = weights + (offsets[i] - range.first) * heads;
+    T* row = scores + (offsets[i] - range.first) * heads;
+    row_inverse.setZero();
+    for (std::int64_t k = 0; k < degree; ++k) row_inverse += head_map(shape, weight + k * heads);
+    row_inverse = row_inverse.inverse();
+    for (std::int64_t k = 0; k < degree; ++k) {
+      head_map(shape, row + k * heads) = head_map(shape, weight + k * heads) * row_inverse;
     }
   }
-  for (std::int64_t h = 0; h < heads; ++h) inverse[h] = T(0);
-  for (std::int64_t k = 0; k < degree; ++k) {
-    for (std::int64_t h = 0; h < heads; ++h) inverse[h] += shifted[k * heads + h];
-  }
-  for (std::int64_t h = 0; h < heads; ++h) inverse[h] = T(1) / inverse[h];
-  for (std::int64_t k = 0; k < degree; ++k) {
-    for (std::int64_t h = 0; h < heads; ++h)
-      row[k * heads + h] = shifted[k * heads + h] * inverse[h];
-  }
 }
 
-// Softmax over a row's edges, per head, in place. The loops run over the heads of one edge
-// (contiguous). The exponentials of the whole row (degree x H) go through Eigen's vectorised exp
-// in one call, on a copy padded to whole SIMD blocks: a row of a citation graph holds ~40
-// elements, and a scalar tail would cost as much as the vector part.
+// Softmax over each row's edges, per head, in place on the E x H `scores`, for the rows of
+// `range`. The loops run over the heads of one edge (contiguous). The exponentials of the whole
+// range go through Eigen's vectorised exp in one call, on a copy padded to whole SIMD blocks, so no
+// element takes a scalar path and every element gets the same result wherever it lies.
 template <typename T, typename S>
-void softmax_row(S shape, T* row, std::int64_t degree) {
-  if (degree == 0) return;
+void softmax_rows(S shape, const Graph& mask, const RowRange& range, T* scores) {
+  const std::int64_t size = (range.last - range.first) * shape.heads();
+  if (size == 0) return;
+  const std::int64_t padded = (size + kExpBlock - 1) / kExpBlock * kExpBlock;
   const std::int64_t heads = shape.heads();
-  const std::int64_t padded = (degree * heads + kExpBlock - 1) / kExpBlock * kExpBlock;
-  T* scratch = row_scratch<T>(static_cast<std::size_t>(padded + 2 * heads));
-  softmax_row_in(shape, row, degree, padded, scratch, scratch + padded, scratch + padded + heads);
-}
-
-template <typename T>
-void softmax_row(T* row, std::int64_t degree, std::int64_t heads) {
-  with_shape(heads, 0, [&](auto shape) { softmax_row(shape, row, degree); });
+  T* scratch = row_scratch<T>(static_cast<std::size_t>(2 * padded + 2 * heads));
+  softmax_rows_in(shape, mask.in_offsets().data(), range, scores + range.first * heads, padded,
+                  scratch, scratch + padded, scratch + 2 * padded, scratch + 2 * padded + heads);
 }
 
 // grad <- alpha * (grad - sum_k alpha_k grad_k), per head, in place.
@@ -243,11 +282,6 @@ void softmax_backward_row(S shape, const T* alpha, T* grad, std::int64_t degree)
   }
 }
 
-template <typename T>
-void softmax_backward_row(const T* alpha, T* grad, std::int64_t degree, std::int64_t heads) {
-  with_shape(heads, 0, [&](auto shape) { softmax_backward_row(shape, alpha, grad, degree); });
-}
-
 // Node rows are gathered in the mask's random order, so each gather is a cache miss the hardware
 // prefetcher cannot predict; asking for the row a few edges ahead overlaps those misses.
 constexpr std::size_t kPrefetchDistance = 4;
@@ -260,17 +294,6 @@ void prefetch_ahead(std::span<const NodeId> ids, std::size_t k, const T* base, s
   constexpr std::int64_t kLine = 64 / static_cast<std::int64_t>(sizeof(T));
   for (std::int64_t c = 0; c < width; c += kLine) __builtin_prefetch(row + c);
 }
-
-// The values and their head layout, for aggregation.
-template <typename T>
-struct ValueRows {
-  const T* data;
-  std::int64_t heads;
-  std::int64_t channels;
-  const T* row(NodeId node) const {
-    return data + static_cast<std::int64_t>(node) * heads * channels;
-  }
-};
 
 // target[h * C + c] += weights[h] * source[h * C + c] for every head h and channel c: one
 // fixed-size Eigen vector operation per head when C is fixed, plain loops otherwise.
@@ -290,75 +313,101 @@ void add_weighted_heads(S shape, const T* weights, const T* source, T* target) {
   }
 }
 
-// out_i = sum_k d * alpha_k * v_{j_k}, per head. The row's dropout factors are drawn in one pass
-// over its degree x H elements (vectorised), then scaled by alpha, before the gathers.
-template <typename T>
-void aggregate_row(std::span<const NodeId> sources, EdgeId first_edge, const T* alpha,
-                   const ValueRows<T>& values, const DropoutFactor<T>& dropout, T* out) {
-  with_shape(values.heads, values.channels, [&](auto shape) {
-    const std::int64_t heads = shape.heads();
-    const std::int64_t width = heads * shape.channels();
-    const auto degree = static_cast<std::int64_t>(sources.size());
-    T* weights = row_scratch<T>(static_cast<std::size_t>(degree * heads));
-    dropout.fill(first_edge, degree, weights);
-    for (std::int64_t k = 0; k < degree * heads; ++k) weights[k] *= alpha[k];
-    for (std::int64_t c = 0; c < width; ++c) out[c] = T(0);
-    for (std::size_t k = 0; k < sources.size(); ++k) {
-      prefetch_ahead(sources, k, values.data, width);
-      add_weighted_heads(shape, weights + static_cast<std::int64_t>(k) * heads,
-                         values.data + sources[k] * width, out);
+// out = sum over k of weights(k) (H per-head factors) times row ids[k] of the row-major `rows`
+// (H x C each). With H and C fixed at compile time the sum builds in a local array, which the
+// compiler keeps in registers instead of storing and reloading `out` at every edge.
+template <typename T, typename S, typename Weights>
+[[gnu::always_inline]] inline void gather_row(S shape, std::span<const NodeId> ids,
+                                              Weights&& weights, const T* rows, T* out) {
+  const std::int64_t width = shape.heads() * shape.channels();
+  if constexpr (S::kHeadsFixed > 0 && S::kChannelsFixed > 0) {
+    alignas(64) T sum[S::kHeadsFixed * S::kChannelsFixed] = {};
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      prefetch_ahead(ids, k, rows, width);
+      add_weighted_heads(shape, weights(k), rows + ids[k] * width, sum);
     }
+    for (std::int64_t c = 0; c < width; ++c) out[c] = sum[c];
+  } else {
+    for (std::int64_t c = 0; c < width; ++c) out[c] = T(0);
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      prefetch_ahead(ids, k, rows, width);
+      add_weighted_heads(shape, weights(k), rows + ids[k] * width, out);
+    }
+  }
+}
+
+// out_i = sum_k d * alpha_k * v_{j_k}, per head, for the rows of `range`. The range's dropout
+// factors are drawn in one pass over its edges x H elements (vectorised) and scaled by alpha,
+// before the gathers.
+template <typename T, typename S>
+void aggregate_rows(S shape, const Graph& mask, const RowRange& range, const T* alpha,
+                    const T* values, const DropoutFactor<T>& dropout, T* out) {
+  const std::int64_t heads = shape.heads();
+  const std::int64_t width = heads * shape.channels();
+  const std::int64_t count = (range.last - range.first) * heads;
+  T* weights = row_scratch<T>(static_cast<std::size_t>(count));
+  dropout.fill(range.first, range.last - range.first, weights);
+  const T* range_alpha = alpha + range.first * heads;
+  for (std::int64_t k = 0; k < count; ++k) weights[k] *= range_alpha[k];
+  for_each_row(mask, range, [&](NodeId i, std::span<const NodeId> sources, EdgeId first) {
+    const T* row_weights = weights + (first - range.first) * heads;
+    gather_row(
+        shape, sources, [&](std::size_t k) { return row_weights + static_cast<std::int64_t>(k) * heads; },
+        values, out + i * width);
   });
 }
 
-// grad_alpha_k = d * <grad_out_i, v_{j_k}>, per head; also writes the row's mask to `kept`
-// (degree x H bytes, 1 where d != 0), which the source pass then reads instead of redrawing the
-// mask edge by edge: a byte per coefficient rather than a float of weights.
-template <typename T>
-void grad_alpha_row(std::span<const NodeId> sources, EdgeId first_edge, const T* grad_out,
-                    const ValueRows<T>& values, const DropoutFactor<T>& dropout, T* grad_alpha,
-                    std::uint8_t* kept) {
-  with_shape(values.heads, values.channels, [&](auto shape) {
-    const std::int64_t heads = shape.heads();
-    const std::int64_t channels = shape.channels();
-    const auto degree = static_cast<std::int64_t>(sources.size());
+// grad_alpha_k = d * <grad_out_i, v_{j_k}>, per head, for the rows of `range`; also writes the
+// range's mask to `kept` (edges x H bytes, 1 where d != 0), which the source pass then reads
+// instead of redrawing the mask edge by edge: a byte per coefficient rather than a float.
+template <typename T, typename S>
+void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T* grad_out,
+                     const T* values, const DropoutFactor<T>& dropout, T* grad_alpha,
+                     std::uint8_t* kept) {
+  const std::int64_t heads = shape.heads();
+  const std::int64_t channels = shape.channels();
+  const std::int64_t width = heads * channels;
+  for_each_row(mask, range, [&](NodeId i, std::span<const NodeId> sources, EdgeId first) {
+    const T* grad = grad_out + i * width;
     for (std::size_t k = 0; k < sources.size(); ++k) {
-      prefetch_ahead(sources, k, values.data, heads * channels);
-      const T* value = values.data + sources[k] * heads * channels;
-      T* target = grad_alpha + static_cast<std::int64_t>(k) * heads;
+      prefetch_ahead(sources, k, values, width);
+      const T* value = values + sources[k] * width;
+      T* target = grad_alpha + (first + static_cast<std::int64_t>(k)) * heads;
       for (std::int64_t h = 0; h < heads; ++h) {
-        target[h] = dot(grad_out + h * channels, value + h * channels, channels);
+        target[h] = dot(grad + h * channels, value + h * channels, channels);
       }
     }
-    T* factors = row_scratch<T>(static_cast<std::size_t>(degree * heads));
-    dropout.fill(first_edge, degree, factors);
-    for (std::int64_t k = 0; k < degree * heads; ++k) {
-      grad_alpha[k] *= factors[k];
-      kept[k] = factors[k] != T(0) ? 1 : 0;
-    }
   });
+  const std::int64_t count = (range.last - range.first) * heads;
+  T* factors = row_scratch<T>(static_cast<std::size_t>(count));
+  dropout.fill(range.first, range.last - range.first, factors);
+  T* range_grad = grad_alpha + range.first * heads;
+  std::uint8_t* range_kept = kept + range.first * heads;
+  for (std::int64_t k = 0; k < count; ++k) {
+    range_grad[k] *= factors[k];
+    range_kept[k] = factors[k] != T(0) ? 1 : 0;
+  }
 }
 
 // grad_v_j = sum over out-edges e = (j -> i) of d * alpha_e * grad_out_i, per head, with d read
-// from the `kept` bytes (E x H) that `grad_alpha_row` wrote and the mask's `scale`.
-template <typename T>
-void grad_values_row(std::span<const NodeId> targets, std::span<const EdgeId> edges, const T* alpha,
-                     const std::uint8_t* kept, T scale, const ValueRows<T>& grad_out,
+// from the `kept` bytes (E x H) that `grad_alpha_rows` wrote and the mask's `scale`.
+template <typename T, typename S>
+void grad_values_row(S shape, std::span<const NodeId> targets, std::span<const EdgeId> edges,
+                     const T* alpha, const std::uint8_t* kept, T scale, const T* grad_out,
                      T* grad_value) {
-  with_shape(grad_out.heads, grad_out.channels, [&](auto shape) {
-    const std::int64_t heads = shape.heads();
-    const std::int64_t width = heads * shape.channels();
-    PerHead<T, decltype(shape)> weights(shape);
-    for (std::int64_t c = 0; c < width; ++c) grad_value[c] = T(0);
-    for (std::size_t k = 0; k < targets.size(); ++k) {
-      prefetch_ahead(targets, k, grad_out.data, width);
-      const EdgeId edge = edges[k];
-      for (std::int64_t h = 0; h < heads; ++h) {
-        weights[h] = kept[edge * heads + h] != 0 ? scale * alpha[edge * heads + h] : T(0);
-      }
-      add_weighted_heads(shape, weights.data(), grad_out.data + targets[k] * width, grad_value);
-    }
-  });
+  const std::int64_t heads = shape.heads();
+  PerHead<T, S> weights(shape);
+  gather_row(
+      shape, targets,
+      [&](std::size_t k) {
+        const EdgeId edge = edges[k];
+        for (std::int64_t h = 0; h < heads; ++h) {
+          // A product with the 0/1 byte rather than a select: branch-free, the same values.
+          weights[h] = static_cast<T>(kept[edge * heads + h]) * (scale * alpha[edge * heads + h]);
+        }
+        return weights.data();
+      },
+      grad_out, grad_value);
 }
 
 // The out-edge ids of `node` in destination-major numbering.
@@ -369,14 +418,17 @@ inline std::span<const EdgeId> out_edge_ids_of(const Graph& mask, NodeId node) {
 }
 
 // Score kernels. Each provides:
-//   heads()                               H
-//   score_row(i, sources, row)            row[k * H + h] = score(i, j_k, h)
-//   prepare(grad, N)                      sizes the gradients
-//   dst_row(i, sources, first_edge, row)  from grad_scores in `row` (transformed in place into what
-//                                         src_row needs), writes the destination-side gradients
-//   src_row(j, targets, edges, buffer)    from the transformed E x H buffer, writes the source-side
-//                                         gradients of node j
-//   finish(grad)                          reduces per-node partials
+//   heads()                                      H
+//   score_row(shape, i, sources, row)            row[k * H + h] = score(i, j_k, h)
+//   prepare(grad, N)                             sizes the gradients
+//   dst_row(shape, grad, i, sources, first, row) from grad_scores in `row` (transformed in place
+//                                                into what src_row needs), writes the
+//                                                destination-side gradients
+//   src_row(shape, grad, j, targets, edges, buf) from the transformed E x H buffer, writes the
+//                                                source-side gradients of node j
+//   finish(grad)                                 reduces per-node partials
+// `shape` carries H (fixed at compile time where `with_shape` fixes it); channels are the
+// kernel's own.
 
 template <typename T>
 class AdditiveRows {
@@ -392,16 +444,10 @@ class AdditiveRows {
 
   [[nodiscard]] std::int64_t heads() const { return heads_; }
 
-  void score_row(NodeId i, std::span<const NodeId> sources, T* row) const {
-    const T* dst = score_.dst.data() + i * heads_;
-    for (std::size_t k = 0; k < sources.size(); ++k) {
-      prefetch_ahead(sources, k, score_.src.data(), heads_);
-      const T* src = score_.src.data() + sources[k] * heads_;
-      for (std::int64_t h = 0; h < heads_; ++h) {
-        row[static_cast<std::int64_t>(k) * heads_ + h] =
-            leaky_relu(src[h] + dst[h], score_.negative_slope);
-      }
-    }
+  template <typename S>
+  void score_row(S shape, NodeId i, std::span<const NodeId> sources, T* row) const {
+    scores_of(shape, sources, score_.src.data(), score_.dst.data() + i * shape.heads(),
+              score_.negative_slope, row);
   }
 
   void prepare(Grad& grad, NodeId num_nodes) const {
@@ -409,34 +455,65 @@ class AdditiveRows {
     grad.dst.resize(num_nodes, heads_);
   }
 
-  void dst_row(Grad& grad, NodeId i, std::span<const NodeId> sources, EdgeId /*first_edge*/,
+  template <typename S>
+  void dst_row(S shape, Grad& grad, NodeId i, std::span<const NodeId> sources, EdgeId /*first_edge*/,
                T* row) const {
-    const T* dst = score_.dst.data() + i * heads_;
-    T* grad_dst = grad.dst.data() + i * heads_;
-    for (std::int64_t h = 0; h < heads_; ++h) grad_dst[h] = T(0);
-    for (std::size_t k = 0; k < sources.size(); ++k) {
-      prefetch_ahead(sources, k, score_.src.data(), heads_);
-      const T* src = score_.src.data() + sources[k] * heads_;
-      for (std::int64_t h = 0; h < heads_; ++h) {
-        T& g = row[static_cast<std::int64_t>(k) * heads_ + h];
-        g *= leaky_relu_slope(src[h] + dst[h], score_.negative_slope);
-        grad_dst[h] += g;
-      }
-    }
+    const std::int64_t heads = shape.heads();
+    dst_grads_of(shape, sources, score_.src.data(), score_.dst.data() + i * heads,
+                 score_.negative_slope, row, grad.dst.data() + i * heads);
   }
 
-  void src_row(Grad& grad, NodeId j, std::span<const NodeId> /*targets*/,
+  template <typename S>
+  void src_row(S shape, Grad& grad, NodeId j, std::span<const NodeId> /*targets*/,
                std::span<const EdgeId> edges, const T* buffer) const {
-    T* grad_src = grad.src.data() + j * heads_;
-    for (std::int64_t h = 0; h < heads_; ++h) grad_src[h] = T(0);
-    for (const EdgeId edge : edges) {
-      for (std::int64_t h = 0; h < heads_; ++h) grad_src[h] += buffer[edge * heads_ + h];
-    }
+    src_grads_of(shape, edges, buffer, grad.src.data() + j * shape.heads());
   }
 
   void finish(Grad& /*grad*/) const {}
 
  private:
+  // The bodies of the row kernels, on pointers declared not to overlap, so the loops over a row's
+  // heads vectorise.
+  template <typename S>
+  static void scores_of(S shape, std::span<const NodeId> sources, const T* __restrict src_scores,
+                        const T* __restrict dst, T slope, T* __restrict row) {
+    const std::int64_t heads = shape.heads();
+    for (std::size_t k = 0; k < sources.size(); ++k) {
+      prefetch_ahead(sources, k, src_scores, heads);
+      const T* src = src_scores + sources[k] * heads;
+      for (std::int64_t h = 0; h < heads; ++h) {
+        row[static_cast<std::int64_t>(k) * heads + h] = leaky_relu(src[h] + dst[h], slope);
+      }
+    }
+  }
+
+  template <typename S>
+  static void dst_grads_of(S shape, std::span<const NodeId> sources, const T* __restrict src_scores,
+                           const T* __restrict dst, T slope, T* __restrict row,
+                           T* __restrict grad_dst) {
+    const std::int64_t heads = shape.heads();
+    for (std::int64_t h = 0; h < heads; ++h) grad_dst[h] = T(0);
+    for (std::size_t k = 0; k < sources.size(); ++k) {
+      prefetch_ahead(sources, k, src_scores, heads);
+      const T* src = src_scores + sources[k] * heads;
+      for (std::int64_t h = 0; h < heads; ++h) {
+        T& g = row[static_cast<std::int64_t>(k) * heads + h];
+        g *= leaky_relu_slope(src[h] + dst[h], slope);
+        grad_dst[h] += g;
+      }
+    }
+  }
+
+  template <typename S>
+  static void src_grads_of(S shape, std::span<const EdgeId> edges, const T* __restrict buffer,
+                           T* __restrict grad_src) {
+    const std::int64_t heads = shape.heads();
+    for (std::int64_t h = 0; h < heads; ++h) grad_src[h] = T(0);
+    for (const EdgeId edge : edges) {
+      for (std::int64_t h = 0; h < heads; ++h) grad_src[h] += buffer[edge * heads + h];
+    }
+  }
+
   const ops::AdditiveScore<T>& score_;
   std::int64_t heads_;
 };
@@ -457,13 +534,15 @@ class DotRows {
 
   [[nodiscard]] std::int64_t heads() const { return heads_; }
 
-  void score_row(NodeId i, std::span<const NodeId> sources, T* row) const {
+  template <typename S>
+  void score_row(S shape, NodeId i, std::span<const NodeId> sources, T* row) const {
+    const std::int64_t heads = shape.heads();
     const T* query = score_.query.data() + i * width();
     for (std::size_t k = 0; k < sources.size(); ++k) {
       prefetch_ahead(sources, k, score_.key.data(), width());
       const T* key = score_.key.data() + sources[k] * width();
-      for (std::int64_t h = 0; h < heads_; ++h) {
-        row[static_cast<std::int64_t>(k) * heads_ + h] =
+      for (std::int64_t h = 0; h < heads; ++h) {
+        row[static_cast<std::int64_t>(k) * heads + h] =
             score_.scale * dot(query + h * channels_, key + h * channels_, channels_);
       }
     }
@@ -474,15 +553,17 @@ class DotRows {
     grad.key.resize(num_nodes, width());
   }
 
-  void dst_row(Grad& grad, NodeId i, std::span<const NodeId> sources, EdgeId /*first_edge*/,
+  template <typename S>
+  void dst_row(S shape, Grad& grad, NodeId i, std::span<const NodeId> sources, EdgeId /*first_edge*/,
                T* row) const {
+    const std::int64_t heads = shape.heads();
     T* grad_query = grad.query.data() + i * width();
     for (std::int64_t c = 0; c < width(); ++c) grad_query[c] = T(0);
     for (std::size_t k = 0; k < sources.size(); ++k) {
       prefetch_ahead(sources, k, score_.key.data(), width());
       const T* key = score_.key.data() + sources[k] * width();
-      for (std::int64_t h = 0; h < heads_; ++h) {
-        const T weight = score_.scale * row[static_cast<std::int64_t>(k) * heads_ + h];
+      for (std::int64_t h = 0; h < heads; ++h) {
+        const T weight = score_.scale * row[static_cast<std::int64_t>(k) * heads + h];
         for (std::int64_t c = h * channels_; c < (h + 1) * channels_; ++c) {
           grad_query[c] += weight * key[c];
         }
@@ -490,15 +571,17 @@ class DotRows {
     }
   }
 
-  void src_row(Grad& grad, NodeId j, std::span<const NodeId> targets, std::span<const EdgeId> edges,
+  template <typename S>
+  void src_row(S shape, Grad& grad, NodeId j, std::span<const NodeId> targets, std::span<const EdgeId> edges,
                const T* buffer) const {
+    const std::int64_t heads = shape.heads();
     T* grad_key = grad.key.data() + j * width();
     for (std::int64_t c = 0; c < width(); ++c) grad_key[c] = T(0);
     for (std::size_t k = 0; k < targets.size(); ++k) {
       prefetch_ahead(targets, k, score_.query.data(), width());
       const T* query = score_.query.data() + targets[k] * width();
-      for (std::int64_t h = 0; h < heads_; ++h) {
-        const T weight = score_.scale * buffer[edges[k] * heads_ + h];
+      for (std::int64_t h = 0; h < heads; ++h) {
+        const T weight = score_.scale * buffer[edges[k] * heads + h];
         for (std::int64_t c = h * channels_; c < (h + 1) * channels_; ++c) {
           grad_key[c] += weight * query[c];
         }
@@ -530,18 +613,20 @@ class Gatv2Rows {
 
   [[nodiscard]] std::int64_t heads() const { return heads_; }
 
-  void score_row(NodeId i, std::span<const NodeId> sources, T* row) const {
+  template <typename S>
+  void score_row(S shape, NodeId i, std::span<const NodeId> sources, T* row) const {
+    const std::int64_t heads = shape.heads();
     const T* dst = score_.dst.data() + i * width();
     const T* att = score_.att.data();
     for (std::size_t k = 0; k < sources.size(); ++k) {
       prefetch_ahead(sources, k, score_.src.data(), width());
       const T* src = score_.src.data() + sources[k] * width();
-      for (std::int64_t h = 0; h < heads_; ++h) {
+      for (std::int64_t h = 0; h < heads; ++h) {
         T sum = T(0);
         for (std::int64_t c = h * channels_; c < (h + 1) * channels_; ++c) {
           sum += att[c] * leaky_relu(src[c] + dst[c], score_.negative_slope);
         }
-        row[static_cast<std::int64_t>(k) * heads_ + h] = sum;
+        row[static_cast<std::int64_t>(k) * heads + h] = sum;
       }
     }
   }
@@ -553,8 +638,10 @@ class Gatv2Rows {
     att_partials_.resize(num_nodes, width());
   }
 
-  void dst_row(Grad& grad, NodeId i, std::span<const NodeId> sources, EdgeId /*first_edge*/,
+  template <typename S>
+  void dst_row(S shape, Grad& grad, NodeId i, std::span<const NodeId> sources, EdgeId /*first_edge*/,
                T* row) const {
+    const std::int64_t heads = shape.heads();
     const T* dst = score_.dst.data() + i * width();
     const T* att = score_.att.data();
     T* grad_dst = grad.dst.data() + i * width();
@@ -566,8 +653,8 @@ class Gatv2Rows {
     for (std::size_t k = 0; k < sources.size(); ++k) {
       prefetch_ahead(sources, k, score_.src.data(), width());
       const T* src = score_.src.data() + sources[k] * width();
-      for (std::int64_t h = 0; h < heads_; ++h) {
-        const T g = row[static_cast<std::int64_t>(k) * heads_ + h];
+      for (std::int64_t h = 0; h < heads; ++h) {
+        const T g = row[static_cast<std::int64_t>(k) * heads + h];
         for (std::int64_t c = h * channels_; c < (h + 1) * channels_; ++c) {
           const T z = src[c] + dst[c];
           grad_dst[c] += g * att[c] * leaky_relu_slope(z, score_.negative_slope);
@@ -577,8 +664,10 @@ class Gatv2Rows {
     }
   }
 
-  void src_row(Grad& grad, NodeId j, std::span<const NodeId> targets, std::span<const EdgeId> edges,
+  template <typename S>
+  void src_row(S shape, Grad& grad, NodeId j, std::span<const NodeId> targets, std::span<const EdgeId> edges,
                const T* buffer) const {
+    const std::int64_t heads = shape.heads();
     const T* src = score_.src.data() + j * width();
     const T* att = score_.att.data();
     T* grad_src = grad.src.data() + j * width();
@@ -586,8 +675,8 @@ class Gatv2Rows {
     for (std::size_t k = 0; k < targets.size(); ++k) {
       prefetch_ahead(targets, k, score_.dst.data(), width());
       const T* dst = score_.dst.data() + targets[k] * width();
-      for (std::int64_t h = 0; h < heads_; ++h) {
-        const T g = buffer[edges[k] * heads_ + h];
+      for (std::int64_t h = 0; h < heads; ++h) {
+        const T g = buffer[edges[k] * heads + h];
         for (std::int64_t c = h * channels_; c < (h + 1) * channels_; ++c) {
           grad_src[c] += g * att[c] * leaky_relu_slope(src[c] + dst[c], score_.negative_slope);
         }
@@ -624,20 +713,29 @@ Gatv2Rows<T> score_rows(const char* where, const Graph& mask, const ops::Gatv2Sc
   return Gatv2Rows<T>(where, mask, score);
 }
 
-// Runs `fn(i, sources, first_edge)` for every destination row, in parallel.
+// Runs `fn(shape, range)` on consecutive ranges of destination rows, in parallel, where `shape`
+// is H x C, fixed at compile time where `with_shape` fixes it.
 template <typename Fn>
-void for_each_destination(const Graph& mask, const Schedule& schedule, Fn&& fn) {
+void for_each_destination_range(const Graph& mask, const Schedule& schedule, std::int64_t heads,
+                                std::int64_t channels, Fn&& fn) {
   const auto offsets = mask.in_offsets();
   for_each_row_range(offsets, schedule.grain, [&](NodeId begin, NodeId end) {
-    for (NodeId i = begin; i < end; ++i) fn(i, mask.in_neighbors(i), offsets[to_index(i)]);
+    const RowRange range{begin, end, offsets[to_index(begin)], offsets[to_index(end)]};
+    with_shape(heads, channels, [&](auto shape) { fn(shape, range); });
   });
 }
 
-// Runs `fn(j, targets, edges)` for every source row of the transpose, in parallel.
+// Runs `fn(shape, j, targets, edges)` for every source row of the transpose, in parallel, with
+// `shape` as above.
 template <typename Fn>
-void for_each_source(const Graph& mask, const Schedule& schedule, Fn&& fn) {
+void for_each_source(const Graph& mask, const Schedule& schedule, std::int64_t heads,
+                     std::int64_t channels, Fn&& fn) {
   for_each_row_range(mask.out_offsets(), schedule.grain, [&](NodeId begin, NodeId end) {
-    for (NodeId j = begin; j < end; ++j) fn(j, mask.out_neighbors(j), out_edge_ids_of(mask, j));
+    with_shape(heads, channels, [&](auto shape) {
+      for (NodeId j = begin; j < end; ++j) {
+        fn(shape, j, mask.out_neighbors(j), out_edge_ids_of(mask, j));
+      }
+    });
   });
 }
 

@@ -15,17 +15,18 @@ void attention(const Graph& mask, const Score& score,
   const auto rows = detail::score_rows(kWhere, mask, score);
   const std::int64_t heads = rows.heads();
   detail::check_shape(kWhere, "values", values, mask.num_nodes(), -1, "the mask's node count");
-  const detail::ValueRows<T> value_rows{
-      values.data(), heads, detail::channels_per_head(kWhere, "values", values.cols(), heads)};
+  const std::int64_t channels = detail::channels_per_head(kWhere, "values", values.cols(), heads);
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
   alpha.resize(mask.num_edges(), heads);
   out.resize(mask.num_nodes(), values.cols());
-  detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
-    T* row = alpha.data() + first * heads;
-    rows.score_row(i, sources, row);
-    detail::softmax_row(row, static_cast<std::int64_t>(sources.size()), heads);
-    detail::aggregate_row(sources, first, row, value_rows, factor, out.data() + i * values.cols());
-  });
+  detail::for_each_destination_range(
+      mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {
+        detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {
+          rows.score_row(shape, i, sources, alpha.data() + first * heads);
+        });
+        detail::softmax_rows(shape, mask, range, alpha.data());
+        detail::aggregate_rows(shape, mask, range, alpha.data(), values.data(), factor, out.data());
+      });
 }
 
 template <typename Score, typename Grad>
@@ -45,8 +46,6 @@ void attention_backward(const Graph& mask, const Score& score,
   detail::check_edge_matrix(kWhere, "alpha", mask, alpha, heads);
   detail::check_shape(kWhere, "grad_out", grad_out, mask.num_nodes(), values.cols(),
                       "the mask's node count");
-  const detail::ValueRows<T> value_rows{values.data(), heads, channels};
-  const detail::ValueRows<T> grad_rows{grad_out.data(), heads, channels};
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
   // Rows 0..E-1 of the workspace: per edge and head, dL/dalpha, then dL/dscore, then what the
   // source pass needs. The rows after them: the attention-dropout mask, a byte per coefficient.
@@ -57,19 +56,23 @@ void attention_backward(const Graph& mask, const Score& score,
   auto* kept = reinterpret_cast<std::uint8_t*>(workspace.data() + edges * heads);
   rows.prepare(grad_score, mask.num_nodes());
   grad_values.resize(mask.num_nodes(), values.cols());
-  detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
-    T* row = buffer + first * heads;
-    detail::grad_alpha_row(sources, first, grad_rows.row(i), value_rows, factor, row,
-                           kept + first * heads);
-    detail::softmax_backward_row(alpha.data() + first * heads, row,
-                                 static_cast<std::int64_t>(sources.size()), heads);
-    rows.dst_row(grad_score, i, sources, first, row);
-  });
-  detail::for_each_source(mask, schedule, [&](NodeId j, auto targets, auto edge_ids) {
-    detail::grad_values_row(targets, edge_ids, alpha.data(), kept, factor.scale(), grad_rows,
-                            grad_values.data() + j * values.cols());
-    rows.src_row(grad_score, j, targets, edge_ids, buffer);
-  });
+  detail::for_each_destination_range(
+      mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {
+        detail::grad_alpha_rows(shape, mask, range, grad_out.data(), values.data(), factor, buffer,
+                                kept);
+        detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {
+          T* row = buffer + first * heads;
+          detail::softmax_backward_row(shape, alpha.data() + first * heads, row,
+                                       static_cast<std::int64_t>(sources.size()));
+          rows.dst_row(shape, grad_score, i, sources, first, row);
+        });
+      });
+  detail::for_each_source(
+      mask, schedule, heads, channels, [&](auto shape, NodeId j, auto targets, auto edge_ids) {
+        detail::grad_values_row(shape, targets, edge_ids, alpha.data(), kept, factor.scale(),
+                                grad_out.data(), grad_values.data() + j * values.cols());
+        rows.src_row(shape, grad_score, j, targets, edge_ids, buffer);
+      });
   rows.finish(grad_score);
 }
 

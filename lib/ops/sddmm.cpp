@@ -12,9 +12,12 @@ void sddmm(const Graph& mask, const Score& score, RowMatrix<typename Score::Scal
   const auto rows = detail::score_rows(kWhere, mask, score);
   const std::int64_t heads = rows.heads();
   scores.resize(mask.num_edges(), heads);
-  detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
-    rows.score_row(i, sources, scores.data() + first * heads);
-  });
+  detail::for_each_destination_range(
+      mask, schedule, heads, 0, [&](auto shape, const detail::RowRange& range) {
+        detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {
+          rows.score_row(shape, i, sources, scores.data() + first * heads);
+        });
+      });
 }
 
 template <typename Score, typename Grad>
@@ -28,12 +31,16 @@ void sddmm_backward(const Graph& mask, const Score& score,
   detail::check_edge_matrix(kWhere, "grad_scores", mask, grad_scores, heads);
   RowMatrix<typename Score::Scalar> buffer = grad_scores;
   rows.prepare(grad, mask.num_nodes());
-  detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
-    rows.dst_row(grad, i, sources, first, buffer.data() + first * heads);
-  });
-  detail::for_each_source(mask, schedule, [&](NodeId j, auto targets, auto edges) {
-    rows.src_row(grad, j, targets, edges, buffer.data());
-  });
+  detail::for_each_destination_range(
+      mask, schedule, heads, 0, [&](auto shape, const detail::RowRange& range) {
+        detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {
+          rows.dst_row(shape, grad, i, sources, first, buffer.data() + first * heads);
+        });
+      });
+  detail::for_each_source(mask, schedule, heads, 0,
+                          [&](auto shape, NodeId j, auto targets, auto edges) {
+                            rows.src_row(shape, grad, j, targets, edges, buffer.data());
+                          });
   rows.finish(grad);
 }
 

@@ -8,12 +8,12 @@
 namespace maskgat::ops {
 namespace {
 
+// Checks `values` (N x H*C) and returns C.
 template <typename T>
-detail::ValueRows<T> value_rows(const char* where, const Graph& mask, const RowMatrix<T>& values,
-                                std::int64_t heads) {
+std::int64_t value_channels(const char* where, const Graph& mask, const RowMatrix<T>& values,
+                            std::int64_t heads) {
   detail::check_shape(where, "values", values, mask.num_nodes(), -1, "the mask's node count");
-  const std::int64_t channels = detail::channels_per_head(where, "values", values.cols(), heads);
-  return {values.data(), heads, channels};
+  return detail::channels_per_head(where, "values", values.cols(), heads);
 }
 
 }  // namespace
@@ -25,13 +25,13 @@ void spmm(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& valu
   detail::check_schedule(kWhere, schedule);
   detail::check_edge_matrix(kWhere, "alpha", mask, alpha, -1);
   const std::int64_t heads = alpha.cols();
-  const auto rows = value_rows(kWhere, mask, values, heads);
+  const std::int64_t channels = value_channels(kWhere, mask, values, heads);
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
   out.resize(mask.num_nodes(), values.cols());
-  detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
-    detail::aggregate_row(sources, first, alpha.data() + first * heads, rows, factor,
-                          out.data() + i * values.cols());
-  });
+  detail::for_each_destination_range(
+      mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {
+        detail::aggregate_rows(shape, mask, range, alpha.data(), values.data(), factor, out.data());
+      });
 }
 
 template <typename T>
@@ -42,22 +42,23 @@ void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix
   detail::check_schedule(kWhere, schedule);
   detail::check_edge_matrix(kWhere, "alpha", mask, alpha, -1);
   const std::int64_t heads = alpha.cols();
-  const auto rows = value_rows(kWhere, mask, values, heads);
+  const std::int64_t channels = value_channels(kWhere, mask, values, heads);
   detail::check_shape(kWhere, "grad_out", grad_out, mask.num_nodes(), values.cols(),
                       "the mask's node count");
-  const detail::ValueRows<T> grad_rows{grad_out.data(), heads, rows.channels};
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
   grad_alpha.resize(mask.num_edges(), heads);
   grad_values.resize(mask.num_nodes(), values.cols());
   std::vector<std::uint8_t> kept(static_cast<std::size_t>(mask.num_edges() * heads));
-  detail::for_each_destination(mask, schedule, [&](NodeId i, auto sources, EdgeId first) {
-    detail::grad_alpha_row(sources, first, grad_rows.row(i), rows, factor,
-                           grad_alpha.data() + first * heads, kept.data() + first * heads);
-  });
-  detail::for_each_source(mask, schedule, [&](NodeId j, auto targets, auto edges) {
-    detail::grad_values_row(targets, edges, alpha.data(), kept.data(), factor.scale(), grad_rows,
-                            grad_values.data() + j * values.cols());
-  });
+  detail::for_each_destination_range(
+      mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {
+        detail::grad_alpha_rows(shape, mask, range, grad_out.data(), values.data(), factor,
+                                grad_alpha.data(), kept.data());
+      });
+  detail::for_each_source(
+      mask, schedule, heads, channels, [&](auto shape, NodeId j, auto targets, auto edges) {
+        detail::grad_values_row(shape, targets, edges, alpha.data(), kept.data(), factor.scale(),
+                                grad_out.data(), grad_values.data() + j * values.cols());
+      });
 }
 
 #define MASKGAT_INSTANTIATE_SPMM(T)                                                                \

@@ -16,6 +16,29 @@ void check(bool ok, const std::string& message) {
   if (!ok) throw InvalidArgument("adam: " + message);
 }
 
+struct StepCoefficients {
+  float beta1;
+  float beta2;
+  float decay;
+  float step_size;
+  float correction2;
+  float epsilon;
+};
+
+// The update of elements [begin, end). The arrays are declared not to overlap, so the loop
+// vectorises; it is element-wise, so fixed blocks in parallel give the same result as one serial
+// loop.
+void update(std::int64_t begin, std::int64_t end, float* __restrict values,
+            const float* __restrict grads, float* __restrict first, float* __restrict second,
+            const StepCoefficients& c) {
+  for (std::int64_t i = begin; i < end; ++i) {
+    const float g = grads[i] + c.decay * values[i];
+    first[i] += (g - first[i]) * (1.0F - c.beta1);
+    second[i] = c.beta2 * second[i] + (1.0F - c.beta2) * g * g;
+    values[i] -= c.step_size * first[i] / (std::sqrt(second[i]) / c.correction2 + c.epsilon);
+  }
+}
+
 }  // namespace
 
 Adam::Adam(std::int64_t size, const AdamOptions& options) : options_(options) {
@@ -39,26 +62,18 @@ void Adam::step(std::span<float> values, std::span<const float> grads) {
             std::to_string(grads.size()) + " gradients, expected " + std::to_string(first_.size()));
   ++steps_;
   const auto t = static_cast<double>(steps_);
-  const auto beta1 = static_cast<float>(options_.beta1);
-  const auto beta2 = static_cast<float>(options_.beta2);
-  const auto decay = static_cast<float>(options_.weight_decay);
-  const auto step_size =
-      static_cast<float>(options_.learning_rate / (1.0 - std::pow(options_.beta1, t)));
-  const auto correction2 = static_cast<float>(std::sqrt(1.0 - std::pow(options_.beta2, t)));
-  const auto epsilon = static_cast<float>(options_.epsilon);
-  // Element-wise, so fixed blocks in parallel give the same result as one serial loop.
-  float* first = first_.data();
-  float* second = second_.data();
-  detail::for_each_block(
-      static_cast<std::int64_t>(values.size()), kBlock, [&](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t k = begin; k < end; ++k) {
-          const auto i = static_cast<std::size_t>(k);
-          const float g = grads[i] + decay * values[i];
-          first[i] += (g - first[i]) * (1.0F - beta1);
-          second[i] = beta2 * second[i] + (1.0F - beta2) * g * g;
-          values[i] -= step_size * first[i] / (std::sqrt(second[i]) / correction2 + epsilon);
-        }
-      });
+  const StepCoefficients coefficients{
+      static_cast<float>(options_.beta1),
+      static_cast<float>(options_.beta2),
+      static_cast<float>(options_.weight_decay),
+      static_cast<float>(options_.learning_rate / (1.0 - std::pow(options_.beta1, t))),
+      static_cast<float>(std::sqrt(1.0 - std::pow(options_.beta2, t))),
+      static_cast<float>(options_.epsilon)};
+  detail::for_each_block(static_cast<std::int64_t>(values.size()), kBlock,
+                         [&](std::int64_t begin, std::int64_t end) {
+                           update(begin, end, values.data(), grads.data(), first_.data(),
+                                  second_.data(), coefficients);
+                         });
 }
 
 void Adam::restore(std::int64_t steps, std::span<const float> first,
