@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "detail/buffer.hpp"
 #include "detail/column_sums.hpp"
 #include "detail/dropout.hpp"
 #include "detail/parallel.hpp"
@@ -30,7 +31,7 @@ inline std::size_t to_index(std::int64_t value) { return static_cast<std::size_t
 
 // Written as max + slope * min rather than a select: the same value for every z (a kept side gets
 // an exact +-0 added), but free of the branch a compiler makes of a product that only one side
-// needs, so it vectorises where heads are unrolled at compile time.
+// needs. The additive score kernels use the same form on Eigen arrays of heads.
 template <typename T>
 T leaky_relu(T z, T slope) {
   return std::max(z, T(0)) + slope * std::min(z, T(0));
@@ -193,14 +194,39 @@ struct RowRange {
   EdgeId last;
 };
 
-// Calls fn(i, sources, first_edge) for every row of `range`, in order.
+// The ids of one row of a CSR array (a destination's sources, a source's targets or out-edge
+// ids), and where that array ends: prefetches look past the row's end into the next rows, so the
+// first gathers of every row are prefetched too.
+template <typename Id>
+class RowIds {
+ public:
+  RowIds(std::span<const Id> all, EdgeId first, EdgeId last)
+      : data_(all.data() + first),
+        size_(to_index(last - first)),
+        ahead_(to_index(static_cast<EdgeId>(all.size()) - first)) {}
+  [[nodiscard]] std::size_t size() const { return size_; }
+  Id operator[](std::size_t k) const { return data_[k]; }
+  [[nodiscard]] const Id* begin() const { return data_; }
+  [[nodiscard]] const Id* end() const { return data_ + size_; }
+  // The id `distance` places after the k-th, if the array holds one.
+  [[nodiscard]] bool has(std::size_t k) const { return k < ahead_; }
+
+ private:
+  const Id* data_;
+  std::size_t size_;
+  std::size_t ahead_;
+};
+using Neighbors = RowIds<NodeId>;
+using EdgeIds = RowIds<EdgeId>;
+
+// Calls fn(i, sources, first_edge) for every row of `range`, in order; `sources` is a Neighbors.
 template <typename Fn>
 [[gnu::always_inline]] inline void for_each_row(const Graph& mask, const RowRange& range, Fn&& fn) {
   const auto offsets = mask.in_offsets();
   const auto sources = mask.in_sources();
   for (NodeId i = range.begin; i < range.end; ++i) {
     const EdgeId first = offsets[to_index(i)];
-    fn(i, sources.subspan(to_index(first), to_index(offsets[to_index(i) + 1] - first)), first);
+    fn(i, Neighbors(sources, first, offsets[to_index(i) + 1]), first);
   }
 }
 
@@ -283,15 +309,19 @@ void softmax_backward_row(S shape, const T* alpha, T* grad, std::int64_t degree)
 }
 
 // Node rows are gathered in the mask's random order, so each gather is a cache miss the hardware
-// prefetcher cannot predict; asking for the row a few edges ahead overlaps those misses.
-constexpr std::size_t kPrefetchDistance = 4;
+// prefetcher cannot predict; asking for rows some edges ahead overlaps those misses. The distance
+// is in cache lines, so narrow rows (a node's H scores) are asked for further ahead than wide ones.
+constexpr std::int64_t kPrefetchLines = 16;
 
-// Prefetches row `ids[k + kPrefetchDistance]` of the row-major `base` (rows of `width`).
-template <typename T>
-void prefetch_ahead(std::span<const NodeId> ids, std::size_t k, const T* base, std::int64_t width) {
-  if (k + kPrefetchDistance >= ids.size()) return;
-  const T* row = base + static_cast<std::int64_t>(ids[k + kPrefetchDistance]) * width;
+// Prefetches row `ids[k + d]` of the row-major `base` (rows of `width`), d edges ahead such that
+// about kPrefetchLines lines are in flight.
+template <typename Id, typename T>
+void prefetch_ahead(const RowIds<Id>& ids, std::size_t k, const T* base, std::int64_t width) {
   constexpr std::int64_t kLine = 64 / static_cast<std::int64_t>(sizeof(T));
+  const std::int64_t lines = (width + kLine - 1) / kLine;
+  const auto distance = static_cast<std::size_t>(std::max<std::int64_t>(kPrefetchLines / lines, 1));
+  if (!ids.has(k + distance)) return;
+  const T* row = base + static_cast<std::int64_t>(ids.begin()[k + distance]) * width;
   for (std::int64_t c = 0; c < width; c += kLine) __builtin_prefetch(row + c);
 }
 
@@ -317,7 +347,7 @@ void add_weighted_heads(S shape, const T* weights, const T* source, T* target) {
 // (H x C each). With H and C fixed at compile time the sum builds in a local array, which the
 // compiler keeps in registers instead of storing and reloading `out` at every edge.
 template <typename T, typename S, typename Weights>
-[[gnu::always_inline]] inline void gather_row(S shape, std::span<const NodeId> ids,
+[[gnu::always_inline]] inline void gather_row(S shape, const Neighbors& ids,
                                               Weights&& weights, const T* rows, T* out) {
   const std::int64_t width = shape.heads() * shape.channels();
   if constexpr (S::kHeadsFixed > 0 && S::kChannelsFixed > 0) {
@@ -349,7 +379,7 @@ void aggregate_rows(S shape, const Graph& mask, const RowRange& range, const T* 
   dropout.fill(range.first, range.last - range.first, weights);
   const T* range_alpha = alpha + range.first * heads;
   for (std::int64_t k = 0; k < count; ++k) weights[k] *= range_alpha[k];
-  for_each_row(mask, range, [&](NodeId i, std::span<const NodeId> sources, EdgeId first) {
+  for_each_row(mask, range, [&](NodeId i, const Neighbors& sources, EdgeId first) {
     const T* row_weights = weights + (first - range.first) * heads;
     gather_row(
         shape, sources, [&](std::size_t k) { return row_weights + static_cast<std::int64_t>(k) * heads; },
@@ -367,7 +397,7 @@ void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T*
   const std::int64_t heads = shape.heads();
   const std::int64_t channels = shape.channels();
   const std::int64_t width = heads * channels;
-  for_each_row(mask, range, [&](NodeId i, std::span<const NodeId> sources, EdgeId first) {
+  for_each_row(mask, range, [&](NodeId i, const Neighbors& sources, EdgeId first) {
     const T* grad = grad_out + i * width;
     for (std::size_t k = 0; k < sources.size(); ++k) {
       prefetch_ahead(sources, k, values, width);
@@ -392,7 +422,7 @@ void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T*
 // grad_v_j = sum over out-edges e = (j -> i) of d * alpha_e * grad_out_i, per head, with d read
 // from the `kept` bytes (E x H) that `grad_alpha_rows` wrote and the mask's `scale`.
 template <typename T, typename S>
-void grad_values_row(S shape, std::span<const NodeId> targets, std::span<const EdgeId> edges,
+void grad_values_row(S shape, const Neighbors& targets, const EdgeIds& edges,
                      const T* alpha, const std::uint8_t* kept, T scale, const T* grad_out,
                      T* grad_value) {
   const std::int64_t heads = shape.heads();
@@ -400,6 +430,8 @@ void grad_values_row(S shape, std::span<const NodeId> targets, std::span<const E
   gather_row(
       shape, targets,
       [&](std::size_t k) {
+        prefetch_ahead(edges, k, alpha, heads);
+        prefetch_ahead(edges, k, kept, heads);
         const EdgeId edge = edges[k];
         for (std::int64_t h = 0; h < heads; ++h) {
           // A product with the 0/1 byte rather than a select: branch-free, the same values.
@@ -408,13 +440,6 @@ void grad_values_row(S shape, std::span<const NodeId> targets, std::span<const E
         return weights.data();
       },
       grad_out, grad_value);
-}
-
-// The out-edge ids of `node` in destination-major numbering.
-inline std::span<const EdgeId> out_edge_ids_of(const Graph& mask, NodeId node) {
-  const auto offsets = mask.out_offsets();
-  return mask.out_edge_ids().subspan(to_index(offsets[to_index(node)]),
-                                     to_index(mask.out_degree(node)));
 }
 
 // Score kernels. Each provides:
@@ -445,18 +470,18 @@ class AdditiveRows {
   [[nodiscard]] std::int64_t heads() const { return heads_; }
 
   template <typename S>
-  void score_row(S shape, NodeId i, std::span<const NodeId> sources, T* row) const {
+  void score_row(S shape, NodeId i, const Neighbors& sources, T* row) const {
     scores_of(shape, sources, score_.src.data(), score_.dst.data() + i * shape.heads(),
               score_.negative_slope, row);
   }
 
   void prepare(Grad& grad, NodeId num_nodes) const {
-    grad.src.resize(num_nodes, heads_);
-    grad.dst.resize(num_nodes, heads_);
+    resize_buffer(grad.src, num_nodes, heads_);
+    resize_buffer(grad.dst, num_nodes, heads_);
   }
 
   template <typename S>
-  void dst_row(S shape, Grad& grad, NodeId i, std::span<const NodeId> sources, EdgeId /*first_edge*/,
+  void dst_row(S shape, Grad& grad, NodeId i, const Neighbors& sources, EdgeId /*first_edge*/,
                T* row) const {
     const std::int64_t heads = shape.heads();
     dst_grads_of(shape, sources, score_.src.data(), score_.dst.data() + i * heads,
@@ -464,8 +489,8 @@ class AdditiveRows {
   }
 
   template <typename S>
-  void src_row(S shape, Grad& grad, NodeId j, std::span<const NodeId> /*targets*/,
-               std::span<const EdgeId> edges, const T* buffer) const {
+  void src_row(S shape, Grad& grad, NodeId j, const Neighbors& /*targets*/,
+               const EdgeIds& edges, const T* buffer) const {
     src_grads_of(shape, edges, buffer, grad.src.data() + j * shape.heads());
   }
 
@@ -475,20 +500,20 @@ class AdditiveRows {
   // The bodies of the row kernels, on pointers declared not to overlap, so the loops over a row's
   // heads vectorise.
   template <typename S>
-  static void scores_of(S shape, std::span<const NodeId> sources, const T* __restrict src_scores,
+  static void scores_of(S shape, const Neighbors& sources, const T* __restrict src_scores,
                         const T* __restrict dst, T slope, T* __restrict row) {
     const std::int64_t heads = shape.heads();
+    const auto dst_heads = head_map(shape, dst);
     for (std::size_t k = 0; k < sources.size(); ++k) {
       prefetch_ahead(sources, k, src_scores, heads);
-      const T* src = src_scores + sources[k] * heads;
-      for (std::int64_t h = 0; h < heads; ++h) {
-        row[static_cast<std::int64_t>(k) * heads + h] = leaky_relu(src[h] + dst[h], slope);
-      }
+      const auto z = head_map(shape, src_scores + sources[k] * heads) + dst_heads;
+      head_map(shape, row + static_cast<std::int64_t>(k) * heads) =
+          z.max(T(0)) + slope * z.min(T(0));
     }
   }
 
   template <typename S>
-  static void dst_grads_of(S shape, std::span<const NodeId> sources, const T* __restrict src_scores,
+  static void dst_grads_of(S shape, const Neighbors& sources, const T* __restrict src_scores,
                            const T* __restrict dst, T slope, T* __restrict row,
                            T* __restrict grad_dst) {
     const std::int64_t heads = shape.heads();
@@ -505,12 +530,14 @@ class AdditiveRows {
   }
 
   template <typename S>
-  static void src_grads_of(S shape, std::span<const EdgeId> edges, const T* __restrict buffer,
+  static void src_grads_of(S shape, const EdgeIds& edges, const T* __restrict buffer,
                            T* __restrict grad_src) {
     const std::int64_t heads = shape.heads();
-    for (std::int64_t h = 0; h < heads; ++h) grad_src[h] = T(0);
-    for (const EdgeId edge : edges) {
-      for (std::int64_t h = 0; h < heads; ++h) grad_src[h] += buffer[edge * heads + h];
+    auto sum = head_map(shape, grad_src);
+    sum.setZero();
+    for (std::size_t k = 0; k < edges.size(); ++k) {
+      prefetch_ahead(edges, k, buffer, heads);
+      sum += head_map(shape, buffer + edges[k] * heads);
     }
   }
 
@@ -535,7 +562,7 @@ class DotRows {
   [[nodiscard]] std::int64_t heads() const { return heads_; }
 
   template <typename S>
-  void score_row(S shape, NodeId i, std::span<const NodeId> sources, T* row) const {
+  void score_row(S shape, NodeId i, const Neighbors& sources, T* row) const {
     const std::int64_t heads = shape.heads();
     const T* query = score_.query.data() + i * width();
     for (std::size_t k = 0; k < sources.size(); ++k) {
@@ -549,12 +576,12 @@ class DotRows {
   }
 
   void prepare(Grad& grad, NodeId num_nodes) const {
-    grad.query.resize(num_nodes, width());
-    grad.key.resize(num_nodes, width());
+    resize_buffer(grad.query, num_nodes, width());
+    resize_buffer(grad.key, num_nodes, width());
   }
 
   template <typename S>
-  void dst_row(S shape, Grad& grad, NodeId i, std::span<const NodeId> sources, EdgeId /*first_edge*/,
+  void dst_row(S shape, Grad& grad, NodeId i, const Neighbors& sources, EdgeId /*first_edge*/,
                T* row) const {
     const std::int64_t heads = shape.heads();
     T* grad_query = grad.query.data() + i * width();
@@ -572,7 +599,7 @@ class DotRows {
   }
 
   template <typename S>
-  void src_row(S shape, Grad& grad, NodeId j, std::span<const NodeId> targets, std::span<const EdgeId> edges,
+  void src_row(S shape, Grad& grad, NodeId j, const Neighbors& targets, const EdgeIds& edges,
                const T* buffer) const {
     const std::int64_t heads = shape.heads();
     T* grad_key = grad.key.data() + j * width();
@@ -614,7 +641,7 @@ class Gatv2Rows {
   [[nodiscard]] std::int64_t heads() const { return heads_; }
 
   template <typename S>
-  void score_row(S shape, NodeId i, std::span<const NodeId> sources, T* row) const {
+  void score_row(S shape, NodeId i, const Neighbors& sources, T* row) const {
     const std::int64_t heads = shape.heads();
     const T* dst = score_.dst.data() + i * width();
     const T* att = score_.att.data();
@@ -632,14 +659,14 @@ class Gatv2Rows {
   }
 
   void prepare(Grad& grad, NodeId num_nodes) const {
-    grad.src.resize(num_nodes, width());
-    grad.dst.resize(num_nodes, width());
+    resize_buffer(grad.src, num_nodes, width());
+    resize_buffer(grad.dst, num_nodes, width());
     // Per-destination partials of att's gradient, summed over nodes in `finish` in a fixed order.
-    att_partials_.resize(num_nodes, width());
+    resize_buffer(att_partials_, num_nodes, width());
   }
 
   template <typename S>
-  void dst_row(S shape, Grad& grad, NodeId i, std::span<const NodeId> sources, EdgeId /*first_edge*/,
+  void dst_row(S shape, Grad& grad, NodeId i, const Neighbors& sources, EdgeId /*first_edge*/,
                T* row) const {
     const std::int64_t heads = shape.heads();
     const T* dst = score_.dst.data() + i * width();
@@ -665,7 +692,7 @@ class Gatv2Rows {
   }
 
   template <typename S>
-  void src_row(S shape, Grad& grad, NodeId j, std::span<const NodeId> targets, std::span<const EdgeId> edges,
+  void src_row(S shape, Grad& grad, NodeId j, const Neighbors& targets, const EdgeIds& edges,
                const T* buffer) const {
     const std::int64_t heads = shape.heads();
     const T* src = score_.src.data() + j * width();
@@ -730,10 +757,14 @@ void for_each_destination_range(const Graph& mask, const Schedule& schedule, std
 template <typename Fn>
 void for_each_source(const Graph& mask, const Schedule& schedule, std::int64_t heads,
                      std::int64_t channels, Fn&& fn) {
-  for_each_row_range(mask.out_offsets(), schedule.grain, [&](NodeId begin, NodeId end) {
+  const auto offsets = mask.out_offsets();
+  for_each_row_range(offsets, schedule.grain, [&](NodeId begin, NodeId end) {
     with_shape(heads, channels, [&](auto shape) {
       for (NodeId j = begin; j < end; ++j) {
-        fn(shape, j, mask.out_neighbors(j), out_edge_ids_of(mask, j));
+        const EdgeId first = offsets[to_index(j)];
+        const EdgeId last = offsets[to_index(j) + 1];
+        fn(shape, j, Neighbors(mask.out_targets(), first, last),
+           EdgeIds(mask.out_edge_ids(), first, last));
       }
     });
   });

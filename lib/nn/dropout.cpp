@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "detail/buffer.hpp"
 #include "detail/dropout.hpp"
 #include "detail/parallel.hpp"
 
@@ -19,7 +20,7 @@ template <typename T>
 void apply_mask(const RowMatrix<T>& in, const DropoutKey& key, const char* where,
                 RowMatrix<T>& out) {
   const detail::DropoutMask<T> mask(where, key);
-  out.resize(in.rows(), in.cols());
+  detail::resize_buffer(out, in.rows(), in.cols());
   const std::int64_t width = in.cols();
   const T* source = in.data();
   T* target = out.data();

@@ -17,8 +17,8 @@ void head_scores(const RowMatrix<T>& h, const Eigen::Ref<const RowMatrix<T>>& at
                  RowMatrix<T>& dst) {
   const std::int64_t heads = att_src.rows();
   const std::int64_t channels = att_src.cols();
-  src.resize(h.rows(), heads);
-  dst.resize(h.rows(), heads);
+  maskgat::detail::resize_buffer(src, h.rows(), heads);
+  maskgat::detail::resize_buffer(dst, h.rows(), heads);
   maskgat::detail::for_each_block(h.rows(), kNodeBlock, [&](std::int64_t begin, std::int64_t end) {
     maskgat::detail::with_shape(heads, channels, [&](auto shape) {
       const std::int64_t width = shape.heads() * shape.channels();

@@ -130,7 +130,8 @@ void check_backward(const std::string& where, const Graph& graph, InputRef<T> x,
                           ": the gradient of a sparse input is not computed; pass "
                           "grad_x = nullptr or a dense x");
   }
-  grad_x->setZero(x.rows(), x.cols());
+  maskgat::detail::resize_buffer(*grad_x, x.rows(), x.cols());
+  grad_x->setZero();
 }
 
 inline DropoutKey dropout_for(Mode mode, double probability, Rng& rng) {
@@ -159,7 +160,7 @@ template <typename T>
 void mean_heads_backward(const RowMatrix<T>& grad_out, std::int64_t heads,
                          RowMatrix<T>& grad_heads) {
   const std::int64_t channels = grad_out.cols();
-  grad_heads.resize(grad_out.rows(), heads * channels);
+  maskgat::detail::resize_buffer(grad_heads, grad_out.rows(), heads * channels);
   for (std::int64_t h = 0; h < heads; ++h) {
     grad_heads.middleCols(h * channels, channels) = grad_out / static_cast<T>(heads);
   }

@@ -5,6 +5,7 @@
 #include <string>
 #include <variant>
 
+#include "detail/buffer.hpp"
 #include "detail/parallel.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/nn/dot_attention_conv.hpp"
@@ -82,7 +83,7 @@ constexpr std::int64_t kRowBlock = 256;
 // of 1). Parallel over fixed row blocks.
 template <typename T>
 void elu(const RowMatrix<T>& z, RowMatrix<T>& out) {
-  out.resize(z.rows(), z.cols());
+  maskgat::detail::resize_buffer(out, z.rows(), z.cols());
   maskgat::detail::for_each_block(z.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
     const auto block = z.middleRows(begin, end - begin).array();
     out.middleRows(begin, end - begin).array() = block.max(T(0)) + (block.min(T(0)).exp() - T(1));

@@ -17,8 +17,8 @@ void attention(const Graph& mask, const Score& score,
   detail::check_shape(kWhere, "values", values, mask.num_nodes(), -1, "the mask's node count");
   const std::int64_t channels = detail::channels_per_head(kWhere, "values", values.cols(), heads);
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
-  alpha.resize(mask.num_edges(), heads);
-  out.resize(mask.num_nodes(), values.cols());
+  detail::resize_buffer(alpha, mask.num_edges(), heads);
+  detail::resize_buffer(out, mask.num_nodes(), values.cols());
   detail::for_each_destination_range(
       mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {
         detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {
@@ -51,11 +51,11 @@ void attention_backward(const Graph& mask, const Score& score,
   // source pass needs. The rows after them: the attention-dropout mask, a byte per coefficient.
   const std::int64_t edges = mask.num_edges();
   const auto sizeof_scalar = static_cast<std::int64_t>(sizeof(T));
-  workspace.resize(edges + (edges + sizeof_scalar - 1) / sizeof_scalar, heads);
+  detail::resize_buffer(workspace, edges + (edges + sizeof_scalar - 1) / sizeof_scalar, heads);
   T* buffer = workspace.data();
   auto* kept = reinterpret_cast<std::uint8_t*>(workspace.data() + edges * heads);
   rows.prepare(grad_score, mask.num_nodes());
-  grad_values.resize(mask.num_nodes(), values.cols());
+  detail::resize_buffer(grad_values, mask.num_nodes(), values.cols());
   detail::for_each_destination_range(
       mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {
         detail::grad_alpha_rows(shape, mask, range, grad_out.data(), values.data(), factor, buffer,

@@ -34,15 +34,28 @@ void add_row_block(const RowSparse<T>& x, const Eigen::Ref<const RowMatrix<T>>& 
   }
 }
 
+// Columns of the output formed per pass over a row's entries in the forward product: several
+// register blocks at once, so each entry's index and value are read once per pass and the blocks'
+// independent multiply-add chains overlap.
+constexpr std::int64_t kPassColumns = 4 * kColumnBlock;
+template <typename T>
+using PassBlock = Eigen::Array<T, kPassColumns, 1>;
+
 // out.row(i) = sum over stored (i, f) of x(i, f) * weight.row(f), for rows [begin, end).
 template <typename T>
 void sparse_rows_times(const RowSparse<T>& x, const Eigen::Ref<const RowMatrix<T>>& weight,
                        std::int64_t begin, std::int64_t end, RowMatrix<T>& out) {
   const std::int64_t width = weight.cols();
+  const std::int64_t passes = width / kPassColumns * kPassColumns;
   const std::int64_t full = width / kColumnBlock * kColumnBlock;
   for (std::int64_t i = begin; i < end; ++i) {
     T* row = out.row(i).data();
-    for (std::int64_t first = 0; first < full; first += kColumnBlock) {
+    for (std::int64_t first = 0; first < passes; first += kPassColumns) {
+      PassBlock<T> sum = PassBlock<T>::Zero();
+      add_row_block(x, weight, i, first, sum);
+      Eigen::Map<PassBlock<T>>(row + first) = sum;
+    }
+    for (std::int64_t first = passes; first < full; first += kColumnBlock) {
       Block<T> sum = Block<T>::Zero();
       add_row_block(x, weight, i, first, sum);
       Eigen::Map<Block<T>>(row + first) = sum;
@@ -64,7 +77,7 @@ void matmul(InputRef<T> x, const Eigen::Ref<const RowMatrix<T>>& weight, RowMatr
     throw InvalidArgument(std::string(kWhere) + ": x has " + std::to_string(x.cols()) +
                           " columns, weight has " + std::to_string(weight.rows()) + " rows");
   }
-  out.resize(x.rows(), weight.cols());
+  detail::resize_buffer(out, x.rows(), weight.cols());
   detail::for_each_block(x.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
     if (x.is_sparse()) {
       sparse_rows_times(x.sparse(), weight, begin, end, out);

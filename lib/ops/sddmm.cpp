@@ -11,7 +11,7 @@ void sddmm(const Graph& mask, const Score& score, RowMatrix<typename Score::Scal
   detail::check_schedule(kWhere, schedule);
   const auto rows = detail::score_rows(kWhere, mask, score);
   const std::int64_t heads = rows.heads();
-  scores.resize(mask.num_edges(), heads);
+  detail::resize_buffer(scores, mask.num_edges(), heads);
   detail::for_each_destination_range(
       mask, schedule, heads, 0, [&](auto shape, const detail::RowRange& range) {
         detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {

@@ -27,7 +27,7 @@ void spmm(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& valu
   const std::int64_t heads = alpha.cols();
   const std::int64_t channels = value_channels(kWhere, mask, values, heads);
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
-  out.resize(mask.num_nodes(), values.cols());
+  detail::resize_buffer(out, mask.num_nodes(), values.cols());
   detail::for_each_destination_range(
       mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {
         detail::aggregate_rows(shape, mask, range, alpha.data(), values.data(), factor, out.data());
@@ -46,8 +46,8 @@ void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix
   detail::check_shape(kWhere, "grad_out", grad_out, mask.num_nodes(), values.cols(),
                       "the mask's node count");
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
-  grad_alpha.resize(mask.num_edges(), heads);
-  grad_values.resize(mask.num_nodes(), values.cols());
+  detail::resize_buffer(grad_alpha, mask.num_edges(), heads);
+  detail::resize_buffer(grad_values, mask.num_nodes(), values.cols());
   std::vector<std::uint8_t> kept(static_cast<std::size_t>(mask.num_edges() * heads));
   detail::for_each_destination_range(
       mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {
