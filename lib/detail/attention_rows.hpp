@@ -87,7 +87,7 @@ inline void check_schedule(const char* where, const Schedule& schedule) {
 }
 
 // Per-thread scratch of at least `size` elements, kept between calls: once a thread has seen its
-// longest row, the row kernels allocate nothing. Aligned for Eigen's widest packets, so vector
+// largest row range (about a schedule grain of edges), the kernels allocate nothing. Aligned for Eigen's widest packets, so vector
 // code over it never peels a scalar head whose extent would depend on where the thread's buffer
 // happens to start (which would make results depend on scheduling). Contents are unspecified, and
 // the pointer is valid until the thread's next call, so each kernel takes it once and calls no
@@ -208,7 +208,8 @@ class RowIds {
   Id operator[](std::size_t k) const { return data_[k]; }
   [[nodiscard]] const Id* begin() const { return data_; }
   [[nodiscard]] const Id* end() const { return data_ + size_; }
-  // The id `distance` places after the k-th, if the array holds one.
+  // Whether the array holds an id at position k from the row's start (k may pass the row's end;
+  // `begin()[k]` is that id).
   [[nodiscard]] bool has(std::size_t k) const { return k < ahead_; }
 
  private:
