@@ -87,11 +87,11 @@ inline void check_schedule(const char* where, const Schedule& schedule) {
 }
 
 // Per-thread scratch of at least `size` elements, kept between calls: once a thread has seen its
-// largest row range (about a schedule grain of edges), the kernels allocate nothing. Aligned for Eigen's widest packets, so vector
-// code over it never peels a scalar head whose extent would depend on where the thread's buffer
-// happens to start (which would make results depend on scheduling). Contents are unspecified, and
-// the pointer is valid until the thread's next call, so each kernel takes it once and calls no
-// other kernel that does while it uses it.
+// largest row range (about a schedule grain of edges), the kernels allocate nothing. Aligned for
+// Eigen's widest packets, so vector code over it never peels a scalar head whose extent would
+// depend on where the thread's buffer happens to start (which would make results depend on
+// scheduling). Contents are unspecified, and the pointer is valid until the thread's next call, so
+// each kernel takes it once and calls no other kernel that does while it uses it.
 template <typename T>
 T* row_scratch(std::size_t size) {
   thread_local std::vector<T, Eigen::aligned_allocator<T>> buffer;
@@ -247,7 +247,8 @@ void softmax_rows_in(S shape, const EdgeId* __restrict offsets, const RowRange& 
     const T* row = scores + (offsets[i] - range.first) * heads;
     T* out = shifted + (offsets[i] - range.first) * heads;
     row_max = head_map(shape, row);
-    for (std::int64_t k = 1; k < degree; ++k) row_max = row_max.max(head_map(shape, row + k * heads));
+    for (std::int64_t k = 1; k < degree; ++k)
+      row_max = row_max.max(head_map(shape, row + k * heads));
     for (std::int64_t k = 0; k < degree; ++k) {
       head_map(shape, out + k * heads) = head_map(shape, row + k * heads) - row_max;
     }
@@ -348,8 +349,8 @@ void add_weighted_heads(S shape, const T* weights, const T* source, T* target) {
 // (H x C each). With H and C fixed at compile time the sum builds in a local array, which the
 // compiler keeps in registers instead of storing and reloading `out` at every edge.
 template <typename T, typename S, typename Weights>
-[[gnu::always_inline]] inline void gather_row(S shape, const Neighbors& ids,
-                                              Weights&& weights, const T* rows, T* out) {
+[[gnu::always_inline]] inline void gather_row(S shape, const Neighbors& ids, Weights&& weights,
+                                              const T* rows, T* out) {
   const std::int64_t width = shape.heads() * shape.channels();
   if constexpr (S::kHeadsFixed > 0 && S::kChannelsFixed > 0) {
     alignas(64) T sum[S::kHeadsFixed * S::kChannelsFixed] = {};
@@ -383,8 +384,9 @@ void aggregate_rows(S shape, const Graph& mask, const RowRange& range, const T* 
   for_each_row(mask, range, [&](NodeId i, const Neighbors& sources, EdgeId first) {
     const T* row_weights = weights + (first - range.first) * heads;
     gather_row(
-        shape, sources, [&](std::size_t k) { return row_weights + static_cast<std::int64_t>(k) * heads; },
-        values, out + i * width);
+        shape, sources,
+        [&](std::size_t k) { return row_weights + static_cast<std::int64_t>(k) * heads; }, values,
+        out + i * width);
   });
 }
 
@@ -423,9 +425,8 @@ void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T*
 // grad_v_j = sum over out-edges e = (j -> i) of d * alpha_e * grad_out_i, per head, with d read
 // from the `kept` bytes (E x H) that `grad_alpha_rows` wrote and the mask's `scale`.
 template <typename T, typename S>
-void grad_values_row(S shape, const Neighbors& targets, const EdgeIds& edges,
-                     const T* alpha, const std::uint8_t* kept, T scale, const T* grad_out,
-                     T* grad_value) {
+void grad_values_row(S shape, const Neighbors& targets, const EdgeIds& edges, const T* alpha,
+                     const std::uint8_t* kept, T scale, const T* grad_out, T* grad_value) {
   const std::int64_t heads = shape.heads();
   PerHead<T, S> weights(shape);
   gather_row(
@@ -490,8 +491,8 @@ class AdditiveRows {
   }
 
   template <typename S>
-  void src_row(S shape, Grad& grad, NodeId j, const Neighbors& /*targets*/,
-               const EdgeIds& edges, const T* buffer) const {
+  void src_row(S shape, Grad& grad, NodeId j, const Neighbors& /*targets*/, const EdgeIds& edges,
+               const T* buffer) const {
     src_grads_of(shape, edges, buffer, grad.src.data() + j * shape.heads());
   }
 
@@ -751,6 +752,19 @@ void for_each_destination_range(const Graph& mask, const Schedule& schedule, std
     const RowRange range{begin, end, offsets[to_index(begin)], offsets[to_index(end)]};
     with_shape(heads, channels, [&](auto shape) { fn(shape, range); });
   });
+}
+
+// Runs `fn(shape, i, sources, first_edge)` for every destination row, in parallel, with `shape`
+// as above: for kernels that need no range-wide pass.
+template <typename Fn>
+void for_each_destination(const Graph& mask, const Schedule& schedule, std::int64_t heads,
+                          std::int64_t channels, Fn&& fn) {
+  for_each_destination_range(
+      mask, schedule, heads, channels, [&](auto shape, const RowRange& range) {
+        for_each_row(mask, range, [&](NodeId i, const Neighbors& sources, EdgeId first) {
+          fn(shape, i, sources, first);
+        });
+      });
 }
 
 // Runs `fn(shape, j, targets, edges)` for every source row of the transpose, in parallel, with

@@ -12,10 +12,10 @@ void edge_softmax(const Graph& mask, const RowMatrix<T>& scores, RowMatrix<T>& a
   detail::check_edge_matrix(kWhere, "scores", mask, scores, -1);
   alpha = scores;
   const std::int64_t heads = scores.cols();
-  detail::for_each_destination_range(
-      mask, schedule, heads, 0, [&](auto shape, const detail::RowRange& range) {
-        detail::softmax_rows(shape, mask, range, alpha.data());
-      });
+  detail::for_each_destination_range(mask, schedule, heads, 0,
+                                     [&](auto shape, const detail::RowRange& range) {
+                                       detail::softmax_rows(shape, mask, range, alpha.data());
+                                     });
 }
 
 template <typename T>
@@ -28,13 +28,11 @@ void edge_softmax_backward(const Graph& mask, const RowMatrix<T>& alpha,
   const std::int64_t heads = alpha.cols();
   detail::check_edge_matrix(kWhere, "grad_alpha", mask, grad_alpha, heads);
   grad_scores = grad_alpha;
-  detail::for_each_destination_range(
-      mask, schedule, heads, 0, [&](auto shape, const detail::RowRange& range) {
-        detail::for_each_row(mask, range, [&](NodeId /*i*/, auto sources, EdgeId first) {
-          detail::softmax_backward_row(shape, alpha.data() + first * heads,
-                                       grad_scores.data() + first * heads,
-                                       static_cast<std::int64_t>(sources.size()));
-        });
+  detail::for_each_destination(
+      mask, schedule, heads, 0, [&](auto shape, NodeId /*i*/, auto sources, EdgeId first) {
+        detail::softmax_backward_row(shape, alpha.data() + first * heads,
+                                     grad_scores.data() + first * heads,
+                                     static_cast<std::int64_t>(sources.size()));
       });
 }
 

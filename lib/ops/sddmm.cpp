@@ -12,12 +12,10 @@ void sddmm(const Graph& mask, const Score& score, RowMatrix<typename Score::Scal
   const auto rows = detail::score_rows(kWhere, mask, score);
   const std::int64_t heads = rows.heads();
   detail::resize_buffer(scores, mask.num_edges(), heads);
-  detail::for_each_destination_range(
-      mask, schedule, heads, 0, [&](auto shape, const detail::RowRange& range) {
-        detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {
-          rows.score_row(shape, i, sources, scores.data() + first * heads);
-        });
-      });
+  detail::for_each_destination(mask, schedule, heads, 0,
+                               [&](auto shape, NodeId i, auto sources, EdgeId first) {
+                                 rows.score_row(shape, i, sources, scores.data() + first * heads);
+                               });
 }
 
 template <typename Score, typename Grad>
@@ -31,11 +29,9 @@ void sddmm_backward(const Graph& mask, const Score& score,
   detail::check_edge_matrix(kWhere, "grad_scores", mask, grad_scores, heads);
   RowMatrix<typename Score::Scalar> buffer = grad_scores;
   rows.prepare(grad, mask.num_nodes());
-  detail::for_each_destination_range(
-      mask, schedule, heads, 0, [&](auto shape, const detail::RowRange& range) {
-        detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {
-          rows.dst_row(shape, grad, i, sources, first, buffer.data() + first * heads);
-        });
+  detail::for_each_destination(
+      mask, schedule, heads, 0, [&](auto shape, NodeId i, auto sources, EdgeId first) {
+        rows.dst_row(shape, grad, i, sources, first, buffer.data() + first * heads);
       });
   detail::for_each_source(mask, schedule, heads, 0,
                           [&](auto shape, NodeId j, auto targets, auto edges) {
