@@ -14,11 +14,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "maskgat/core/random.hpp"
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/io/synthetic.hpp"
 #include "maskgat/nn/dot_attention_conv.hpp"
+#include "maskgat/nn/dropout.hpp"
 #include "maskgat/nn/gat_conv.hpp"
 #include "maskgat/nn/gatv2_conv.hpp"
 #include "maskgat/ops/attention.hpp"
@@ -45,6 +47,27 @@ RowMatrix<float> random_matrix(std::int64_t rows, std::int64_t cols, std::uint64
   return matrix;
 }
 
+// Sparse features shaped like Cora's bag-of-words rows: 1433 columns, about 18 entries per row.
+constexpr std::int64_t kSparseWidth = 1433;
+constexpr std::int64_t kSparseRowEntries = 18;
+
+maskgat::SparseFeatures random_sparse(std::int64_t rows, std::int64_t cols,
+                                      std::int64_t row_entries, std::uint64_t seed) {
+  maskgat::Rng rng(seed);
+  std::vector<Eigen::Triplet<float>> entries;
+  entries.reserve(static_cast<std::size_t>(rows * row_entries));
+  for (std::int64_t row = 0; row < rows; ++row) {
+    for (std::int64_t k = 0; k < row_entries; ++k) {
+      entries.emplace_back(static_cast<int>(row), static_cast<int>(rng.uniform_int(cols)),
+                           static_cast<float>(rng.uniform()));
+    }
+  }
+  maskgat::SparseFeatures matrix(rows, cols);
+  matrix.setFromTriplets(entries.begin(), entries.end(),
+                         [](float, float second) { return second; });
+  return matrix;
+}
+
 // The graph, its features, and inputs of every op, built once.
 struct Inputs {
   Graph mask;
@@ -56,6 +79,8 @@ struct Inputs {
   RowMatrix<float> att = random_matrix(kHeads, kChannels, 5);
   RowMatrix<float> grad_out = random_matrix(g_nodes, kWidth, 6);
   RowMatrix<float> weight = random_matrix(128, kWidth, 7);
+  maskgat::SparseFeatures sparse_x = random_sparse(g_nodes, kSparseWidth, kSparseRowEntries, 9);
+  RowMatrix<float> sparse_weight = random_matrix(kSparseWidth, kWidth, 10);
   RowMatrix<float> scores, alpha, grad_edges;
 
   Inputs() {
@@ -201,6 +226,27 @@ void bm_matmul_backward(benchmark::State& state) {
   count_edges(state);
 }
 
+// The first projection of a bag-of-words input (sparse x, 1433 x 64 weight) and its weight
+// gradient, and input dropout on the sparse x (p = 0.6, as in the GAT paper's recipe).
+void bm_sparse_matmul(benchmark::State& state) {
+  const auto& in = inputs();
+  RowMatrix<float> out;
+  for (auto _ : state) ops::matmul<float>(in.sparse_x, in.sparse_weight, out);
+}
+
+void bm_sparse_matmul_backward_weight(benchmark::State& state) {
+  const auto& in = inputs();
+  RowMatrix<float> grad_weight = RowMatrix<float>::Zero(kSparseWidth, kWidth);
+  for (auto _ : state) ops::matmul_backward_weight<float>(in.sparse_x, in.grad_out, grad_weight);
+}
+
+void bm_sparse_dropout(benchmark::State& state) {
+  const auto& in = inputs();
+  maskgat::SparseFeatures out;
+  std::uint64_t step = 0;
+  for (auto _ : state) nn::dropout<float>(in.sparse_x, {0.6, 1, step++}, out);
+}
+
 // A layer with 128 inputs, 8 heads of 8 channels, concatenated; `backward` adds a backward pass
 // in training mode with attention dropout 0.6, as in the GAT paper's recipe.
 template <typename Layer, typename Options>
@@ -257,6 +303,9 @@ void register_all() {
   }
   add("ops/matmul/128x64", bm_matmul);
   add("ops/matmul_backward/128x64", bm_matmul_backward);
+  add("ops/matmul/sparse", bm_sparse_matmul);
+  add("ops/matmul_backward_weight/sparse", bm_sparse_matmul_backward_weight);
+  add("nn/dropout/sparse", bm_sparse_dropout);
   for (const bool backward : {false, true}) {
     const std::string suffix = backward ? "/forward_backward" : "/forward";
     add("nn/GatConv" + suffix, [backward](benchmark::State& s) {

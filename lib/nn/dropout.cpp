@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "detail/attention_rows.hpp"
 #include "detail/buffer.hpp"
 #include "detail/dropout.hpp"
 #include "detail/parallel.hpp"
@@ -55,57 +56,43 @@ void dropout(const RowSparse<T>& x, const DropoutKey& key, RowSparse<T>& out) {
   Index* kept_outer = out.outerIndexPtr();
   Index* kept_inner = out.innerIndexPtr();
   T* kept_values = out.valuePtr();
-  // Two parallel passes over fixed row blocks: count each block's kept entries per row, then
-  // (after a prefix sum) write them at their offsets. The mask is drawn for a block's entries at
-  // once into `factors` (the block's stored entries, processed in chunks).
-  const auto block_pass = [&, outer, inner, values, kept_outer, kept_inner, kept_values](
-                              std::int64_t begin, std::int64_t end, bool write) {
-    T factors[kChunk];
+  // Two parallel passes over fixed row blocks: count each row's kept entries, then (after a
+  // prefix sum) write the kept entries at their offsets. Each pass draws the mask for all of its
+  // block's entries at once, into the thread's scratch.
+  const auto block_factors = [&](std::int64_t begin, std::int64_t end) {
+    T* factors = detail::row_scratch<T>(static_cast<std::size_t>(outer[end] - outer[begin]));
+    mask.fill(static_cast<std::uint64_t>(outer[begin]), outer[end] - outer[begin], factors);
+    return factors;
+  };
+  const auto count_block = [&, outer, kept_outer](std::int64_t begin, std::int64_t end) {
+    const T* factors = block_factors(begin, end);
     const std::int64_t first = outer[begin];
-    const std::int64_t last = outer[end];
-    std::int64_t row = begin;
-    std::int64_t row_end = outer[row + 1];
-    std::int64_t position = write ? kept_outer[begin] : 0;
-    // Entries are written at `position` whether kept or not (a dropped one is overwritten by the
-    // next kept one), so the loop has no branch on the random mask; only the block's last slot
-    // needs a guard, as the slot after it belongs to the next block.
-    const std::int64_t limit = write ? kept_outer[end] : 0;
-    Index count = 0;
-    for (std::int64_t chunk = first; chunk < last; chunk += kChunk) {
-      const std::int64_t size = std::min<std::int64_t>(kChunk, last - chunk);
-      mask.fill(static_cast<std::uint64_t>(chunk), size, factors);
-      for (std::int64_t c = 0; c < size; ++c) {
-        const std::int64_t k = chunk + c;
-        while (k >= row_end) {  // entry k belongs to a later row (rows may be empty)
-          if (!write) kept_outer[row + 1] = count;
-          count = 0;
-          ++row;
-          row_end = outer[row + 1];
-        }
-        const Index kept = factors[c] != T(0) ? 1 : 0;
-        if (write && position < limit) {
-          kept_inner[position] = inner[k];
-          kept_values[position] = values[k] * factors[c];
-        }
-        position += kept;
-        count += kept;
-      }
+    for (std::int64_t row = begin; row < end; ++row) {
+      Index count = 0;
+      for (auto k = outer[row]; k < outer[row + 1]; ++k)
+        count += factors[k - first] != T(0) ? 1 : 0;
+      kept_outer[row + 1] = count;
     }
-    if (!write) {
-      for (; row < end; ++row) {
-        kept_outer[row + 1] = count;
-        count = 0;
-      }
+  };
+  const auto write_block = [&, outer, inner, values, kept_outer, kept_inner, kept_values](
+                               std::int64_t begin, std::int64_t end) {
+    const T* factors = block_factors(begin, end);
+    const std::int64_t first = outer[begin];
+    // Entries are written at `position` whether kept or not (a dropped one is overwritten by the
+    // next kept one), so the loop has no branch on the random mask; it stops when the block's
+    // slots are full, as the slot after them belongs to the next block.
+    std::int64_t position = kept_outer[begin];
+    const std::int64_t limit = kept_outer[end];
+    for (auto k = outer[begin]; k < outer[end] && position < limit; ++k) {
+      kept_inner[position] = inner[k];
+      kept_values[position] = values[k] * factors[k - first];
+      position += factors[k - first] != T(0) ? 1 : 0;
     }
   };
   kept_outer[0] = 0;
-  detail::for_each_block(x.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
-    block_pass(begin, end, false);
-  });
+  detail::for_each_block(x.rows(), kRowBlock, count_block);
   for (std::int64_t row = 0; row < x.rows(); ++row) kept_outer[row + 1] += kept_outer[row];
-  detail::for_each_block(x.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
-    block_pass(begin, end, true);
-  });
+  detail::for_each_block(x.rows(), kRowBlock, write_block);
   out.resizeNonZeros(kept_outer[x.rows()]);
 }
 

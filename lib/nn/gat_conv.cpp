@@ -55,15 +55,13 @@ void head_scores_backward(const RowMatrix<T>& h, const Eigen::Ref<const RowMatri
   });
   // Summed node by node in order, not by an Eigen product: the gradients lie in the parameter
   // store at any alignment, and Eigen's kernels sum unaligned ends in another order. One task per
-  // head and side.
-  maskgat::detail::for_each_block(2 * heads, 1, [&](std::int64_t task, std::int64_t /*end*/) {
-    const std::int64_t k = task % heads;
-    const RowMatrix<T>& grad = task < heads ? grad_src : grad_dst;
-    T* target = (task < heads ? grad_att_src : grad_att_dst).data() + k * channels;
-    maskgat::detail::with_shape(1, channels, [&](auto one_head) {
+  // side, over all heads at once, so each reads h once, row by row.
+  maskgat::detail::for_each_block(2, 1, [&](std::int64_t side, std::int64_t /*end*/) {
+    const RowMatrix<T>& grad = side == 0 ? grad_src : grad_dst;
+    T* target = (side == 0 ? grad_att_src : grad_att_dst).data();
+    maskgat::detail::with_shape(heads, channels, [&](auto shape) {
       for (std::int64_t n = 0; n < h.rows(); ++n) {
-        const T* row = h.data() + n * heads * channels + k * channels;
-        maskgat::detail::add_weighted_heads(one_head, &grad(n, k), row, target);
+        maskgat::detail::add_weighted_heads(shape, grad.row(n).data(), h.row(n).data(), target);
       }
     });
   });

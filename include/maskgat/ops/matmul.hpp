@@ -2,11 +2,11 @@
 /// @file
 /// The projections of attention layers, `x W`, with their gradients, for dense or sparse `x`.
 ///
-/// Split over oneTBB in fixed blocks (of output rows, or of rows of `W` for its gradient, or of
-/// columns of `W` for its gradient when `x` is sparse) whose size is a constant, so every element
-/// is computed by the same serial loop on any number of threads: results are bitwise
-/// reproducible. Sparse `x` is never densified nor transposed: a sparse product costs one
-/// multiply-add per stored entry and output column.
+/// Split over oneTBB in fixed blocks (of output rows, or of rows of `W` for its gradient) whose
+/// size is a constant, so every element is computed by the same serial loop on any number of
+/// threads: results are bitwise reproducible. Sparse `x` is never densified: a sparse product
+/// costs one multiply-add per stored entry and output column, and the weight gradient first
+/// groups x's entries by column (a transpose, kept in per-thread buffers reused across calls).
 
 #include "maskgat/core/tensor.hpp"
 
@@ -19,8 +19,8 @@ namespace maskgat::ops {
 template <typename T>
 void matmul(InputRef<T> x, const Eigen::Ref<const RowMatrix<T>>& weight, RowMatrix<T>& out);
 
-/// `grad_weight += x^T * grad_out`; for sparse `x`, each task owns a block of columns of
-/// `grad_weight` and runs over the stored entries of `x` in row order.
+/// `grad_weight += x^T * grad_out`; for sparse `x`, each row f of `grad_weight` adds the entries
+/// (i, f) of `x` in row order, summed in registers.
 /// @param grad_out    N x K
 /// @param grad_weight F x K, accumulated into
 /// @throws InvalidArgument on mismatched shapes.

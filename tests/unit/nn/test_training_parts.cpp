@@ -39,7 +39,8 @@ TEST_SUITE("unit") {
 
   TEST_CASE(
       "sparse dropout keeps about 1 - p of the stored entries, scaled, and leaves out the rest") {
-    const auto x = test::random_sparse<double>(200, 50, 0.1, 3);
+    // 1000 rows: several of the parallel passes' row blocks.
+    const auto x = test::random_sparse<double>(1000, 50, 0.1, 3);
     maskgat::RowSparse<double> out;
     nn::dropout(x, DropoutKey{0.5, 4, 0}, out);
     REQUIRE(out.isCompressed());

@@ -1,0 +1,76 @@
+#include <doctest/doctest.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+
+#include <array>
+#include <cstdint>
+
+#include "maskgat/ops/matmul.hpp"
+#include "support/random_data.hpp"
+
+using maskgat::RowMatrix;
+using maskgat::RowSparse;
+namespace ops = maskgat::ops;
+namespace test = maskgat::test;
+
+namespace {
+
+// 3000 rows span several of the weight gradient's row blocks; 37 input columns and 70 output
+// columns leave partial register blocks; the density leaves some rows empty.
+constexpr std::int64_t kRows = 3000;
+constexpr std::int64_t kCols = 37;
+constexpr std::int64_t kOut = 70;
+
+RowMatrix<double> weight_gradient(const RowSparse<double>& x, const RowMatrix<double>& grad_out,
+                                  const RowMatrix<double>& start) {
+  RowMatrix<double> grad_weight = start;
+  ops::matmul_backward_weight<double>(x, grad_out, grad_weight);
+  return grad_weight;
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("sparse projections equal the dense products, and the weight gradient accumulates") {
+    const RowSparse<double> x = test::random_sparse<double>(kRows, kCols, 0.05, 1);
+    const RowMatrix<double> dense_x = RowMatrix<double>(x);
+    REQUIRE((dense_x.rowwise().squaredNorm().array() == 0.0).any());
+    const RowMatrix<double> weight = test::random_matrix<double>(kCols, kOut, 2);
+    const RowMatrix<double> grad_out = test::random_matrix<double>(kRows, kOut, 3);
+    const RowMatrix<double> start = test::random_matrix<double>(kCols, kOut, 4);
+
+    RowMatrix<double> out;
+    ops::matmul<double>(x, weight, out);
+    const RowMatrix<double> expected_out = dense_x * weight;
+    CHECK((out - expected_out).norm() <= 1e-13 * expected_out.norm());
+
+    const RowMatrix<double> grad_weight = weight_gradient(x, grad_out, start);
+    const RowMatrix<double> expected = start + dense_x.transpose() * grad_out;
+    CHECK((grad_weight - expected).norm() <= 1e-13 * expected.norm());
+
+    const tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+    CHECK(weight_gradient(x, grad_out, start) == grad_weight);
+  }
+
+  TEST_CASE("sparse weight gradients computed inside parallel tasks are those computed alone") {
+    // A thread that waits for a call's tasks may run another task's call meanwhile; each call
+    // must still group its own x's entries.
+    constexpr std::size_t kCalls = 16;
+    constexpr std::int64_t kWide = 1000;  // several blocks of gradient rows
+    std::array<RowSparse<double>, kCalls> xs;
+    std::array<RowMatrix<double>, kCalls> alone;
+    const RowMatrix<double> grad_out = test::random_matrix<double>(kRows, kOut, 3);
+    const RowMatrix<double> start = RowMatrix<double>::Zero(kWide, kOut);
+    for (std::size_t k = 0; k < kCalls; ++k) {
+      xs[k] = test::random_sparse<double>(kRows, kWide, 0.01, 10 + k);
+      alone[k] = weight_gradient(xs[k], grad_out, start);
+    }
+    for (int repeat = 0; repeat < 20; ++repeat) {
+      std::array<RowMatrix<double>, kCalls> nested;
+      tbb::parallel_for(std::size_t{0}, kCalls, [&](std::size_t k) {
+        nested[k] = weight_gradient(xs[k], grad_out, start);
+      });
+      for (std::size_t k = 0; k < kCalls; ++k) CHECK(nested[k] == alone[k]);
+    }
+  }
+}
