@@ -313,7 +313,7 @@ void softmax_backward_row(S shape, const T* alpha, T* grad, std::int64_t degree)
 // Node rows are gathered in the mask's random order, so each gather is a cache miss the hardware
 // prefetcher cannot predict; asking for rows some edges ahead overlaps those misses. The distance
 // is in cache lines, so narrow rows (a node's H scores) are asked for further ahead than wide ones.
-constexpr std::int64_t kPrefetchLines = 16;
+constexpr std::int64_t kPrefetchLines = 64;
 
 // Prefetches row `ids[k + d]` of the row-major `base` (rows of `width`), d edges ahead such that
 // about kPrefetchLines lines are in flight.
