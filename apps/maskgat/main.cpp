@@ -10,6 +10,7 @@
 
 #include "info.hpp"
 #include "maskgat/core/error.hpp"
+#include "maskgat/version.hpp"
 #include "train.hpp"
 #include "use_model.hpp"
 
@@ -23,6 +24,7 @@ constexpr int kExitUsage = 2;
 int main(int argc, char** argv) {
   CLI::App app("MaskGAT: graph attention networks on sparse masked attention", "maskgat");
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("maskgat ") + maskgat::kVersion);
   app.footer("Exit codes: 0 success, 1 bad data or I/O, 2 bad usage.");
   maskgat::app::InfoOptions info;
   maskgat::app::add_info_command(app, info);
@@ -42,6 +44,8 @@ int main(int argc, char** argv) {
     return app.exit(help);
   } catch (const CLI::CallForAllHelp& help) {
     return app.exit(help);
+  } catch (const CLI::CallForVersion& version) {
+    return app.exit(version);
   } catch (const CLI::ParseError& error) {
     app.exit(error);
     return kExitUsage;
