@@ -15,6 +15,7 @@
 #include "maskgat/io/output_file.hpp"
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/trainer.hpp"
+#include "plot.hpp"
 
 namespace maskgat::app {
 namespace {
@@ -147,6 +148,9 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
                       "Save the model and its training state to this file (one run only)");
   command->add_option("--resume", options.resume,
                       "Continue the run saved in this file; only --epochs may change");
+  command->add_option("--plot", options.plot,
+                      "Draw loss and accuracy per epoch into this .svg or .png (gnuplot) and "
+                      "write the curves' CSV beside it (one run only)");
   command->add_flag("--force", options.force, "Replace existing output files");
   command->add_flag("--quiet", options.quiet, "Print only the final summary");
   command->footer(
@@ -157,19 +161,25 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
       "  maskgat train --dataset citeseer --runs 10 --metrics-json citeseer.json\n"
       "  maskgat train --dataset cora --attention gatv2 --threads 1\n"
       "  maskgat train --dataset cora --epochs 50 --patience 0 --save cora.ckpt\n"
+      "  maskgat train --dataset cora --plot curves.png   # and curves.csv\n"
       "  maskgat train --dataset cora --resume cora.ckpt --epochs 100 --save cora2.ckpt\n"
       "  maskgat train --graph edges.txt --features features.csv --labels labels.txt "
       "--undirected");
 }
 
 int run_train(TrainCommandOptions& options) {
-  if ((options.save || options.resume) && options.runs != 1) {
-    throw InvalidArgument("--save and --resume work on one run; got --runs " +
+  if ((options.save || options.resume || options.plot) && options.runs != 1) {
+    throw InvalidArgument("--save, --resume and --plot work on one run; got --runs " +
                           std::to_string(options.runs));
   }
   if (options.resume) check_resume_options(options);
+  if (options.plot) {
+    check_plot_path(*options.plot);
+    check_output(curves_csv(*options.plot), options.force);
+  }
   check_output(options.metrics_json, options.force);
   check_output(options.save, options.force);
+  check_output(options.plot, options.force);
   const auto threads = limit_threads(options.threads);
   std::optional<train::Checkpoint> resumed;
   if (options.resume) resumed = train::load_checkpoint(*options.resume);
@@ -195,9 +205,17 @@ int run_train(TrainCommandOptions& options) {
       }
     }();
     Progress progress(options.quiet, run, options.runs, train_options);
-    const train::FitResult result =
-        trainer.fit([&](const train::EpochStats& stats) { progress(stats); });
+    std::vector<train::EpochStats> curves;
+    const train::FitResult result = trainer.fit([&](const train::EpochStats& stats) {
+      progress(stats);
+      curves.push_back(stats);
+    });
     progress.finish();
+    if (options.plot) {
+      plot_training_curves(
+          curves, dataset.name + " " + nn::attention_kind_name(train_options.model.attention),
+          *options.plot, options.force);
+    }
     results.push_back(result);
     seeds.push_back(train_options.seed);
     if (options.save) train::save_checkpoint(*options.save, trainer.checkpoint(), options.force);

@@ -18,7 +18,7 @@ struct TrainCommandOptions {
   std::optional<double> dropout, attention_dropout, learning_rate, weight_decay;
   std::int64_t runs = 1;
   std::int64_t threads = 0;
-  std::optional<std::filesystem::path> metrics_json, save, resume;
+  std::optional<std::filesystem::path> metrics_json, save, resume, plot;
   bool force = false;
   bool quiet = false;
 };
