@@ -43,4 +43,7 @@ std::string fixed(double value, int digits);
 // refuses before it computes anything.
 void check_output(const std::optional<std::filesystem::path>& path, bool force);
 
+// `text` as one CSV field: quoted (with quotes doubled) when it holds a comma, quote or newline.
+std::string csv_field(const std::string& text);
+
 }  // namespace maskgat::app

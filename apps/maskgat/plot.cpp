@@ -4,11 +4,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <numbers>
 #include <sstream>
 #include <string_view>
 
+#include "data_options.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/output_file.hpp"
 
@@ -53,32 +57,11 @@ void run_gnuplot(const std::string& commands, const std::filesystem::path& image
   }
 }
 
-}  // namespace
-
-std::filesystem::path curves_csv(const std::filesystem::path& image) {
-  std::filesystem::path csv = image;
-  return csv.replace_extension(".csv");
-}
-
-void check_plot_path(const std::filesystem::path& image) {
-  const std::string extension = image.extension().string();
-  if (extension != ".svg" && extension != ".png") {
-    throw InvalidArgument("--plot: " + image.string() + " must end in .svg or .png, got '" +
-                          extension + "'");
-  }
-}
-
-bool plot_training_curves(const std::vector<train::EpochStats>& epochs, const std::string& title,
-                          const std::filesystem::path& image, bool force) {
-  const std::filesystem::path csv = curves_csv(image);
-  std::ostringstream rows;
-  rows << "epoch,train_loss,val_loss,train_acc,val_acc\n";
-  rows.precision(9);
-  for (const auto& stats : epochs) {
-    rows << stats.epoch << ',' << stats.train_loss << ',' << stats.val_loss << ','
-         << stats.train_accuracy << ',' << stats.val_accuracy << '\n';
-  }
-  write_file_atomically(csv, rows.str(), force);
+// Writes `csv`, then, when gnuplot is on PATH, runs `commands` (which draw from `csv`) into
+// `image` through a temporary file that is renamed; without gnuplot, says so and keeps the CSV.
+bool draw(const std::string& csv_text, const std::filesystem::path& csv,
+          const std::string& commands, const std::filesystem::path& image, bool force) {
+  write_file_atomically(csv, csv_text, force);
   if (!on_path("gnuplot")) {
     std::cerr << "note: gnuplot is not installed, so " << image.string()
               << " was not drawn; its data is in " << csv.string()
@@ -90,23 +73,13 @@ bool plot_training_curves(const std::vector<train::EpochStats>& epochs, const st
   }
   const std::filesystem::path temporary =
       image.string() + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
-  const bool svg = image.extension() == ".svg";
-  std::ostringstream commands;
-  commands << "set terminal " << (svg ? "svg" : "pngcairo") << " size 1000,420; "
-           << "set output " << quoted(temporary.string()) << "; "
-           << "set datafile separator ','; set grid; set xlabel 'epoch'; "
-           << "set multiplot layout 1,2 title " << quoted(title) << "; "
-           << "set key top right; set ylabel 'loss'; plot " << quoted(csv.string())
-           << " skip 1 using 1:2 with lines title 'train', '' skip 1 using 1:3 with lines title "
-              "'validation'; "
-           << "set key bottom right; set ylabel 'accuracy'; set yrange [0:1]; plot "
-           << quoted(csv.string())
-           << " skip 1 using 1:4 with lines title 'train', '' skip 1 using 1:5 with lines title "
-              "'validation'; "
-           << "unset multiplot; set output";
+  const std::string terminal = image.extension() == ".svg" ? "svg" : "pngcairo";
   std::error_code error;
   try {
-    run_gnuplot(commands.str(), image);
+    run_gnuplot("set terminal " + terminal + " size 1000,420; set output " +
+                    quoted(temporary.string()) + "; set datafile separator ','; " + commands +
+                    "; set output",
+                image);
     std::filesystem::rename(temporary, image, error);
   } catch (const IoError&) {
     std::filesystem::remove(temporary, error);
@@ -117,6 +90,73 @@ bool plot_training_curves(const std::vector<train::EpochStats>& epochs, const st
     throw IoError("plot: cannot write " + image.string() + ": " + error.message());
   }
   return true;
+}
+
+}  // namespace
+
+std::filesystem::path plot_csv(const std::filesystem::path& image) {
+  std::filesystem::path csv = image;
+  return csv.replace_extension(".csv");
+}
+
+void check_plot_path(const char* option, const std::filesystem::path& image) {
+  const std::string extension = image.extension().string();
+  if (extension != ".svg" && extension != ".png") {
+    throw InvalidArgument(std::string(option) + ": " + image.string() +
+                          " must end in .svg or .png, got '" + extension + "'");
+  }
+}
+
+bool plot_training_curves(const std::vector<train::EpochStats>& epochs, const std::string& title,
+                          const std::filesystem::path& image, bool force) {
+  std::ostringstream rows;
+  rows << "epoch,train_loss,val_loss,train_acc,val_acc\n";
+  rows.precision(9);
+  for (const auto& stats : epochs) {
+    rows << stats.epoch << ',' << stats.train_loss << ',' << stats.val_loss << ','
+         << stats.train_accuracy << ',' << stats.val_accuracy << '\n';
+  }
+  const std::filesystem::path csv = plot_csv(image);
+  const std::string data = quoted(csv.string()) + " skip 1 using ";
+  const std::string commands =
+      "set grid; set xlabel 'epoch'; set multiplot layout 1,2 title " + quoted(title) +
+      "; set key top right; set ylabel 'loss'; plot " + data +
+      "1:2 with lines title 'train', '' skip 1 using 1:3 with lines title 'validation'" +
+      "; set key bottom right; set ylabel 'accuracy'; set yrange [0:1]; plot " + data +
+      "1:4 with lines title 'train', '' skip 1 using 1:5 with lines title 'validation'" +
+      "; unset multiplot";
+  return draw(rows.str(), csv, commands, image, force);
+}
+
+bool plot_attention(const std::string& node, const std::vector<std::string>& neighbours,
+                    const std::vector<double>& alpha, const std::filesystem::path& image,
+                    bool force) {
+  // The node at the centre, its neighbours (itself among them, through its self-loop) on a
+  // circle; each joined to the centre by a line 0.5 + 10 alpha points wide.
+  std::ostringstream rows;
+  rows << "neighbour,alpha,x,y\n";
+  rows.precision(6);
+  std::ostringstream lines;
+  const auto count = static_cast<double>(neighbours.size());
+  for (std::size_t k = 0; k < neighbours.size(); ++k) {
+    const double angle = 2.0 * std::numbers::pi * static_cast<double>(k) / count;
+    const double x = std::cos(angle);
+    const double y = std::sin(angle);
+    rows << csv_field(neighbours[k]) << ',' << alpha[k] << ',' << x << ',' << y << '\n';
+    lines << "set arrow from " << x << ',' << y << " to 0,0 nohead lw " << 0.5 + 10.0 * alpha[k]
+          << "; ";
+  }
+  const std::filesystem::path csv = plot_csv(image);
+  const std::string commands =
+      "unset border; unset tics; unset key; set size ratio -1; set xrange [-1.6:1.6]; "
+      "set yrange [-1.3:1.3]; set title " +
+      quoted("attention of node " + node +
+             " (layer 1, mean over heads; line width 0.5 + 10 alpha)") +
+      "; set label " + quoted(node) + " at 0,0 center point pt 7 ps 2 offset 0,-1.5 front; " +
+      lines.str() + "plot " + quoted(csv.string()) +
+      " skip 1 using 3:4:(sprintf('%s (%.3f)', stringcolumn(1), $2)) with labels point pt 7 "
+      "ps 1.5 offset 0,1";
+  return draw(rows.str(), csv, commands, image, force);
 }
 
 }  // namespace maskgat::app

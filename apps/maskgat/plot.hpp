@@ -1,6 +1,7 @@
 #pragma once
-// Training curves for `maskgat train --plot`: the CSV behind the picture, always, and the picture
-// itself (SVG or PNG) when gnuplot is installed.
+// Pictures for the command line, drawn by gnuplot when it is installed, each with the CSV behind
+// it written beside it (always, so the data survives without gnuplot): training curves
+// (`train --plot`) and a node's attention (`predict --plot-attention`).
 
 #include <filesystem>
 #include <string>
@@ -11,17 +12,25 @@
 namespace maskgat::app {
 
 // The CSV written beside a plot: `image` with the extension `.csv`.
-std::filesystem::path curves_csv(const std::filesystem::path& image);
+std::filesystem::path plot_csv(const std::filesystem::path& image);
 
-// Throws InvalidArgument unless `image` ends in .svg or .png.
-void check_plot_path(const std::filesystem::path& image);
+// Throws InvalidArgument naming `option` unless `image` ends in .svg or .png.
+void check_plot_path(const char* option, const std::filesystem::path& image);
 
-// Writes `curves_csv(image)` (epoch,train_loss,val_loss,train_acc,val_acc: one row per epoch)
-// and, when gnuplot is on PATH, draws loss and accuracy per epoch into `image`; both files are
-// written to a temporary name and renamed. Without gnuplot it says so on stderr and keeps the CSV.
-// Returns whether the picture was drawn.
+// The functions below write `plot_csv(image)` and, when gnuplot is on PATH, draw `image` through
+// a temporary file that is renamed; without gnuplot they say so on stderr and keep the CSV. They
+// return whether the picture was drawn.
 // @throws IoError when a file exists and `force` is false, a write fails, or gnuplot fails.
+
+// Loss and accuracy per epoch, training and validation; the CSV has
+// epoch,train_loss,val_loss,train_acc,val_acc, one row per epoch.
 bool plot_training_curves(const std::vector<train::EpochStats>& epochs, const std::string& title,
                           const std::filesystem::path& image, bool force);
+
+// `node`'s neighbours on a circle around it, each joined to it by a line whose width grows with
+// its attention weight `alpha`; the CSV has neighbour,alpha,x,y, one row per neighbour.
+bool plot_attention(const std::string& node, const std::vector<std::string>& neighbours,
+                    const std::vector<double>& alpha, const std::filesystem::path& image,
+                    bool force);
 
 }  // namespace maskgat::app

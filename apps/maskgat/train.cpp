@@ -174,8 +174,8 @@ int run_train(TrainCommandOptions& options) {
   }
   if (options.resume) check_resume_options(options);
   if (options.plot) {
-    check_plot_path(*options.plot);
-    check_output(curves_csv(*options.plot), options.force);
+    check_plot_path("--plot", *options.plot);
+    check_output(plot_csv(*options.plot), options.force);
   }
   check_output(options.metrics_json, options.force);
   check_output(options.save, options.force);

@@ -1,5 +1,6 @@
 #include "use_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "maskgat/nn/loss.hpp"
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/metrics.hpp"
+#include "plot.hpp"
 
 namespace maskgat::app {
 namespace {
@@ -49,13 +51,6 @@ Applied apply_model(const std::filesystem::path& path, DataOptions& data) {
           std::move(logits)};
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
 }  // namespace
 
 void add_evaluate_command(CLI::App& app, EvaluateOptions& options) {
@@ -85,6 +80,12 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
       ->required();
   command->add_option("--attention-out", options.attention_out,
                       "CSV: layer,src,dst,head,alpha for every edge, self-loops included");
+  command
+      ->add_option("--plot-attention", options.plot_attention,
+                   "NODE FILE: draw NODE's neighbours with edge widths by their first-layer "
+                   "attention (mean over heads) into FILE (.svg or .png, gnuplot) and write "
+                   "the CSV beside it")
+      ->expected(2);
   command->add_option("--threads", options.threads, "Worker threads (0: all cores)")
       ->check(CLI::NonNegativeNumber);
   command->add_flag("--force", options.force, "Replace existing output files");
@@ -93,7 +94,9 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
       "Examples:\n"
       "  maskgat predict --load cora.ckpt --dataset cora --output cora_predictions.csv\n"
       "  maskgat predict --load own.ckpt --graph new.txt --features new.csv --output p.csv "
-      "--attention-out a.csv");
+      "--attention-out a.csv\n"
+      "  maskgat predict --load cora.ckpt --dataset cora --output p.csv --plot-attention 35 "
+      "node35.svg");
 }
 
 int run_evaluate(EvaluateOptions& options) {
@@ -153,6 +156,13 @@ int run_evaluate(EvaluateOptions& options) {
 int run_predict(PredictOptions& options) {
   check_output(options.output, options.force);
   check_output(options.attention_out, options.force);
+  std::optional<std::filesystem::path> attention_plot;
+  if (!options.plot_attention.empty()) {
+    attention_plot = options.plot_attention[1];
+    check_plot_path("--plot-attention", *attention_plot);
+    check_output(plot_csv(*attention_plot), options.force);
+    check_output(attention_plot, options.force);
+  }
   const auto threads = limit_threads(options.threads);
   const Applied applied = apply_model(options.model, options.data);
   const auto& class_names = applied.checkpoint.class_names;
@@ -192,6 +202,23 @@ int run_predict(PredictOptions& options) {
       }
     }
     write_file_atomically(*options.attention_out, attention.str(), options.force);
+  }
+  if (attention_plot) {
+    const std::string& node = options.plot_attention[0];
+    const auto named = std::find(node_names.begin(), node_names.end(), node);
+    if (named == node_names.end()) {
+      throw InvalidArgument("--plot-attention: no node '" + node + "' in the data");
+    }
+    const auto id = static_cast<NodeId>(named - node_names.begin());
+    const auto first = applied.model.attention(applied.mask).front();
+    std::vector<std::string> neighbours;
+    std::vector<double> alpha;
+    for (std::size_t e = 0; e < first.sources.size(); ++e) {
+      if (first.destinations[e] != id) continue;
+      neighbours.push_back(node_names[static_cast<std::size_t>(first.sources[e])]);
+      alpha.push_back(first.alpha.row(static_cast<std::int64_t>(e)).mean());
+    }
+    plot_attention(node, neighbours, alpha, *attention_plot, options.force);
   }
   return 0;
 }

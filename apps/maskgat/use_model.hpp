@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "data_options.hpp"
 
@@ -23,6 +25,7 @@ struct PredictOptions {
   std::filesystem::path model;
   std::filesystem::path output;
   std::optional<std::filesystem::path> attention_out;
+  std::vector<std::string> plot_attention;  // empty, or NODE and FILE
   std::int64_t threads = 0;
   bool force = false;
 };

@@ -1,7 +1,8 @@
-# `maskgat train --plot`: runs the command, then checks that the CSV beside the plot has a header
-# and one row per epoch, and that the picture exists (EXPECT_IMAGE=1) or was left out (0).
-#   cmake -DCOMMAND=<program|arg|...> -DCSV=path -DIMAGE=path -DEPOCHS=N -DEXPECT_IMAGE=0|1
-#         -P check_plot.cmake
+# A command that draws a plot (`train --plot`, `predict --plot-attention`): runs it, then checks
+# that the CSV beside the picture has HEADER and ROWS rows after it, the last matching LAST_ROW,
+# and that the picture exists (EXPECT_IMAGE=1) or was left out with a note (0).
+#   cmake -DCOMMAND=<program|arg|...> -DCSV=path -DIMAGE=path -DHEADER=text -DROWS=N
+#         -DLAST_ROW=regex -DEXPECT_IMAGE=0|1 -P check_plot.cmake
 string(REPLACE "|" ";" COMMAND "${COMMAND}")
 file(REMOVE "${CSV}" "${IMAGE}")
 execute_process(COMMAND ${COMMAND} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -14,13 +15,13 @@ endif()
 file(STRINGS "${CSV}" rows)
 list(LENGTH rows count)
 list(GET rows 0 header)
-math(EXPR expected "${EPOCHS} + 1")
-if(NOT header STREQUAL "epoch,train_loss,val_loss,train_acc,val_acc" OR NOT count EQUAL expected)
-  message(FATAL_ERROR "${CSV}: header '${header}' and ${count} lines, expected ${expected}")
+math(EXPR expected "${ROWS} + 1")
+if(NOT header STREQUAL HEADER OR NOT count EQUAL expected)
+  message(FATAL_ERROR "${CSV}: header '${header}' and ${count} lines, expected '${HEADER}' and ${expected}")
 endif()
-list(GET rows ${EPOCHS} last)
-if(NOT last MATCHES "^${EPOCHS},[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+$")
-  message(FATAL_ERROR "${CSV}: last row '${last}'")
+list(GET rows ${ROWS} last)
+if(NOT last MATCHES "${LAST_ROW}")
+  message(FATAL_ERROR "${CSV}: last row '${last}' does not match '${LAST_ROW}'")
 endif()
 if(EXPECT_IMAGE AND NOT EXISTS "${IMAGE}")
   message(FATAL_ERROR "no picture at ${IMAGE}\n--- stderr ---\n${err}")
