@@ -68,9 +68,6 @@ bool draw(const std::string& csv_text, const std::filesystem::path& csv,
               << " (Debian: apt-get install gnuplot-nox)\n";
     return false;
   }
-  if (!force && std::filesystem::exists(image)) {
-    throw IoError(image.string() + ": the file exists; pass --force to replace it");
-  }
   const std::filesystem::path temporary =
       image.string() + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
   const std::string terminal = image.extension() == ".svg" ? "svg" : "pngcairo";
@@ -99,12 +96,14 @@ std::filesystem::path plot_csv(const std::filesystem::path& image) {
   return csv.replace_extension(".csv");
 }
 
-void check_plot_path(const char* option, const std::filesystem::path& image) {
+void check_plot_outputs(const char* option, const std::filesystem::path& image, bool force) {
   const std::string extension = image.extension().string();
   if (extension != ".svg" && extension != ".png") {
     throw InvalidArgument(std::string(option) + ": " + image.string() +
                           " must end in .svg or .png, got '" + extension + "'");
   }
+  check_output(plot_csv(image), force);
+  check_output(image, force);
 }
 
 bool plot_training_curves(const std::vector<train::EpochStats>& epochs, const std::string& title,

@@ -14,13 +14,15 @@ namespace maskgat::app {
 // The CSV written beside a plot: `image` with the extension `.csv`.
 std::filesystem::path plot_csv(const std::filesystem::path& image);
 
-// Throws InvalidArgument naming `option` unless `image` ends in .svg or .png.
-void check_plot_path(const char* option, const std::filesystem::path& image);
+// Checks a plot's outputs before anything is computed: throws InvalidArgument naming `option`
+// unless `image` ends in .svg or .png, and IoError (as `check_output`) when `image` or its CSV
+// exists and `force` is false.
+void check_plot_outputs(const char* option, const std::filesystem::path& image, bool force);
 
 // The functions below write `plot_csv(image)` and, when gnuplot is on PATH, draw `image` through
 // a temporary file that is renamed; without gnuplot they say so on stderr and keep the CSV. They
-// return whether the picture was drawn.
-// @throws IoError when a file exists and `force` is false, a write fails, or gnuplot fails.
+// return whether the picture was drawn. Call `check_plot_outputs` first.
+// @throws IoError when a write fails or gnuplot fails.
 
 // Loss and accuracy per epoch, training and validation; the CSV has
 // epoch,train_loss,val_loss,train_acc,val_acc, one row per epoch.

@@ -173,13 +173,9 @@ int run_train(TrainCommandOptions& options) {
                           std::to_string(options.runs));
   }
   if (options.resume) check_resume_options(options);
-  if (options.plot) {
-    check_plot_path("--plot", *options.plot);
-    check_output(plot_csv(*options.plot), options.force);
-  }
+  if (options.plot) check_plot_outputs("--plot", *options.plot, options.force);
   check_output(options.metrics_json, options.force);
   check_output(options.save, options.force);
-  check_output(options.plot, options.force);
   const auto threads = limit_threads(options.threads);
   std::optional<train::Checkpoint> resumed;
   if (options.resume) resumed = train::load_checkpoint(*options.resume);

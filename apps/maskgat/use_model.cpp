@@ -159,9 +159,7 @@ int run_predict(PredictOptions& options) {
   std::optional<std::filesystem::path> attention_plot;
   if (!options.plot_attention.empty()) {
     attention_plot = options.plot_attention[1];
-    check_plot_path("--plot-attention", *attention_plot);
-    check_output(plot_csv(*attention_plot), options.force);
-    check_output(attention_plot, options.force);
+    check_plot_outputs("--plot-attention", *attention_plot, options.force);
   }
   const auto threads = limit_threads(options.threads);
   const Applied applied = apply_model(options.model, options.data);
