@@ -31,6 +31,10 @@ extern "C" void __tsan_release(void* address);
 
 namespace maskgat::detail {
 
+// Rows per task of the row-wise passes (products, dropout, activations, bias): a constant, never
+// derived from the thread count, so each element's arithmetic is fixed.
+inline constexpr std::int64_t kRowBlock = 256;
+
 // Calls `task(k)` for k in [0, count), in parallel, one oneTBB task per k.
 template <typename Task>
 void run_tasks(std::int64_t count, Task&& task) {

@@ -10,7 +10,7 @@
 namespace maskgat::nn {
 namespace {
 
-constexpr std::int64_t kRowBlock = 256;
+using detail::kRowBlock;
 
 // Factors per pass of apply_mask's inner loop: a multiple of the mask's lanes, small enough to
 // stay in registers or L1.

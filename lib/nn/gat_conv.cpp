@@ -7,8 +7,6 @@
 namespace maskgat::nn {
 namespace {
 
-constexpr std::int64_t kNodeBlock = 1024;
-
 // src(n, k) = <head k of h_n, att_src_k> and dst(n, k) = <head k of h_n, att_dst_k>: the
 // per-node score terms of additive attention, in one pass over h.
 template <typename T>
@@ -19,19 +17,20 @@ void head_scores(const RowMatrix<T>& h, const Eigen::Ref<const RowMatrix<T>>& at
   const std::int64_t channels = att_src.cols();
   maskgat::detail::resize_buffer(src, h.rows(), heads);
   maskgat::detail::resize_buffer(dst, h.rows(), heads);
-  maskgat::detail::for_each_block(h.rows(), kNodeBlock, [&](std::int64_t begin, std::int64_t end) {
-    maskgat::detail::with_shape(heads, channels, [&](auto shape) {
-      const std::int64_t width = shape.heads() * shape.channels();
-      for (std::int64_t n = begin; n < end; ++n) {
-        for (std::int64_t k = 0; k < shape.heads(); ++k) {
-          const std::int64_t first = k * shape.channels();
-          const T* head = h.data() + n * width + first;
-          src(n, k) = maskgat::detail::dot(head, att_src.data() + first, shape.channels());
-          dst(n, k) = maskgat::detail::dot(head, att_dst.data() + first, shape.channels());
-        }
-      }
-    });
-  });
+  maskgat::detail::for_each_block(
+      h.rows(), maskgat::detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+        maskgat::detail::with_shape(heads, channels, [&](auto shape) {
+          const std::int64_t width = shape.heads() * shape.channels();
+          for (std::int64_t n = begin; n < end; ++n) {
+            for (std::int64_t k = 0; k < shape.heads(); ++k) {
+              const std::int64_t first = k * shape.channels();
+              const T* head = h.data() + n * width + first;
+              src(n, k) = maskgat::detail::dot(head, att_src.data() + first, shape.channels());
+              dst(n, k) = maskgat::detail::dot(head, att_dst.data() + first, shape.channels());
+            }
+          }
+        });
+      });
 }
 
 // Backward of `head_scores`: grad_h += grad_src (x) att_src + grad_dst (x) att_dst per head, and
@@ -44,15 +43,18 @@ void head_scores_backward(const RowMatrix<T>& h, const Eigen::Ref<const RowMatri
                           Eigen::Map<RowMatrix<T>> grad_att_dst) {
   const std::int64_t heads = att_src.rows();
   const std::int64_t channels = att_src.cols();
-  maskgat::detail::for_each_block(h.rows(), kNodeBlock, [&](std::int64_t begin, std::int64_t end) {
-    maskgat::detail::with_shape(heads, channels, [&](auto shape) {
-      for (std::int64_t n = begin; n < end; ++n) {
-        T* target = grad_h.row(n).data();
-        maskgat::detail::add_weighted_heads(shape, grad_src.row(n).data(), att_src.data(), target);
-        maskgat::detail::add_weighted_heads(shape, grad_dst.row(n).data(), att_dst.data(), target);
-      }
-    });
-  });
+  maskgat::detail::for_each_block(h.rows(), maskgat::detail::kRowBlock,
+                                  [&](std::int64_t begin, std::int64_t end) {
+                                    maskgat::detail::with_shape(heads, channels, [&](auto shape) {
+                                      for (std::int64_t n = begin; n < end; ++n) {
+                                        T* target = grad_h.row(n).data();
+                                        maskgat::detail::add_weighted_heads(
+                                            shape, grad_src.row(n).data(), att_src.data(), target);
+                                        maskgat::detail::add_weighted_heads(
+                                            shape, grad_dst.row(n).data(), att_dst.data(), target);
+                                      }
+                                    });
+                                  });
   // Summed node by node in order, not by an Eigen product: the gradients lie in the parameter
   // store at any alignment, and Eigen's kernels sum unaligned ends in another order. One task per
   // side, over all heads at once, so each reads h once, row by row.

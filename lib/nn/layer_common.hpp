@@ -58,7 +58,11 @@ Projection add_projection(ParameterStore<T>& store, const std::string& prefix,
 
 template <typename T>
 void add_bias(const ParameterStore<T>& store, const Parameter& bias, RowMatrix<T>& out) {
-  out.rowwise() += store.value(bias).row(0);
+  const auto row = store.value(bias).row(0);
+  maskgat::detail::for_each_block(out.rows(), maskgat::detail::kRowBlock,
+                                  [&](std::int64_t begin, std::int64_t end) {
+                                    out.middleRows(begin, end - begin).rowwise() += row;
+                                  });
 }
 
 // out = x W + b.
@@ -150,9 +154,16 @@ RowMatrix<T>& heads_target(bool concat, RowMatrix<T>& out, RowMatrix<T>& heads_o
 template <typename T>
 void mean_heads(const RowMatrix<T>& heads_out, std::int64_t heads, RowMatrix<T>& out) {
   const std::int64_t channels = heads_out.cols() / heads;
-  out = heads_out.leftCols(channels);
-  for (std::int64_t h = 1; h < heads; ++h) out += heads_out.middleCols(h * channels, channels);
-  out /= static_cast<T>(heads);
+  maskgat::detail::resize_buffer(out, heads_out.rows(), channels);
+  maskgat::detail::for_each_block(out.rows(), maskgat::detail::kRowBlock,
+                                  [&](std::int64_t begin, std::int64_t end) {
+                                    const auto in = heads_out.middleRows(begin, end - begin);
+                                    auto target = out.middleRows(begin, end - begin);
+                                    target = in.leftCols(channels);
+                                    for (std::int64_t h = 1; h < heads; ++h)
+                                      target += in.middleCols(h * channels, channels);
+                                    target /= static_cast<T>(heads);
+                                  });
 }
 
 // The gradient of `mean_heads`: every head gets grad_out / H.

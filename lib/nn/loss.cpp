@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "detail/parallel.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat::nn {
@@ -10,11 +11,14 @@ namespace maskgat::nn {
 template <typename T>
 void log_softmax(const RowMatrix<T>& logits, RowMatrix<T>& out) {
   out.resize(logits.rows(), logits.cols());
-  for (std::int64_t i = 0; i < logits.rows(); ++i) {
-    const T max = logits.row(i).maxCoeff();
-    const T log_sum = std::log((logits.row(i).array() - max).exp().sum());
-    out.row(i) = logits.row(i).array() - max - log_sum;
-  }
+  detail::for_each_block(logits.rows(), detail::kRowBlock,
+                         [&](std::int64_t begin, std::int64_t end) {
+                           for (std::int64_t i = begin; i < end; ++i) {
+                             const T max = logits.row(i).maxCoeff();
+                             const T log_sum = std::log((logits.row(i).array() - max).exp().sum());
+                             out.row(i) = logits.row(i).array() - max - log_sum;
+                           }
+                         });
 }
 
 template <typename T>

@@ -75,7 +75,7 @@ Layer<T> make_layer(ParameterStore<T>& store, const ModelOptions& model, std::in
                   rng);
 }
 
-constexpr std::int64_t kRowBlock = 256;
+using maskgat::detail::kRowBlock;
 
 // ELU(z) = max(z, 0) + exp(min(z, 0)) - 1 and ELU'(z) = exp(min(z, 0)): branch-free, so Eigen
 // evaluates both with its vectorised exp (its expm1 goes through a logarithm and is several times

@@ -14,7 +14,7 @@ namespace {
 
 // Block sizes are constants, never derived from the thread count, so each element's arithmetic
 // is fixed.
-constexpr std::int64_t kRowBlock = 256;
+using detail::kRowBlock;
 constexpr std::int64_t kWeightRowBlock = 32;
 
 // Columns of the output formed per pass over a row's entries, so that their sums stay in
