@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Makes the public citation datasets available in a MaskGAT data directory.
 #
-#   datasets/fetch.sh [--from DIR] [--dest DIR] [cora|citeseer|pubmed ...]
+#   datasets/fetch.sh [--from DIR] [--dest DIR] [cora|citeseer|pubmed ...]   (installed: maskgat-fetch)
 #
 # --from DIR  copy from a local mirror with the same layout (planetoid/, linqs/) instead of
 #             downloading; default $MASKGAT_DATA_MIRROR when set. A mirror may be partial: a
 #             file it lacks (PubMed's ind.pubmed.allx in some) is reported, not an error.
-# --dest DIR  data directory to fill; default $MASKGAT_DATA_DIR, else this script's folder
+# --dest DIR  data directory to fill; default $MASKGAT_DATA_DIR, else this script's folder in the
+#             source tree, else ${XDG_DATA_HOME:-~/.local/share}/maskgat when installed
 #
-# Every file is checked against SHA256SUMS beside this script. A file already in place with the
+# Every file is checked against SHA256SUMS, beside this script in the source tree and in
+# ../share/maskgat/ when installed as bin/maskgat-fetch. A file already in place with the
 # right checksum is kept; a new copy is written to a temporary file in the destination folder,
 # verified, and only then renamed over the old one, so a good file is never replaced by a bad
 # one. Exit status: 0 when every requested file is in place and verified (or absent from the
@@ -16,14 +18,26 @@
 set -euo pipefail
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-sums="$script_dir/SHA256SUMS"
+if [ -f "$script_dir/SHA256SUMS" ]; then
+  sums="$script_dir/SHA256SUMS"
+  default_dest="$script_dir"
+else
+  sums="$script_dir/../share/maskgat/SHA256SUMS"
+  data_home="${XDG_DATA_HOME:-}"
+  case "$data_home" in /*) ;; *) data_home="${HOME:?fetch.sh: neither XDG_DATA_HOME nor HOME is set; pass --dest}/.local/share" ;; esac
+  default_dest="$data_home/maskgat"
+fi
+if [ ! -f "$sums" ]; then
+  echo "fetch.sh: cannot find SHA256SUMS beside the script or in $script_dir/../share/maskgat" >&2
+  exit 2
+fi
 planetoid_url="https://github.com/kimiyoung/planetoid/raw/master/data"
 linqs_url="https://linqs-data.soe.ucsc.edu/public/lbc"
 
 from="${MASKGAT_DATA_MIRROR:-}"
-dest="${MASKGAT_DATA_DIR:-$script_dir}"
+dest="${MASKGAT_DATA_DIR:-$default_dest}"
 names=()
-usage() { sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '4,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --from) [ $# -ge 2 ] || usage; from="$2"; shift 2 ;;

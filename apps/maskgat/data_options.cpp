@@ -1,5 +1,7 @@
 #include "data_options.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -17,8 +19,9 @@ void add_data_options(CLI::App& command, DataOptions& options) {
       "Built-in dataset: cora, citeseer, pubmed, or synthetic:nodes=N,degree=D,features=F,"
       "classes=K[,seed=S][,homophily=H]");
   command.add_option("--data-dir", options.data_dir,
-                     "Data directory (default: $MASKGAT_DATA_DIR, else the source tree's "
-                     "datasets/)");
+                     "Data directory (default: $MASKGAT_DATA_DIR, else datasets/ of the source "
+                     "tree for a maskgat run from its build tree, else "
+                     "${XDG_DATA_HOME:-~/.local/share}/maskgat)");
   command.add_option("--source", options.source, "Files of the built-in datasets")
       ->check(CLI::IsMember({"planetoid", "linqs"}))
       ->capture_default_str();
@@ -75,10 +78,32 @@ void add_data_options(CLI::App& command, DataOptions& options) {
   });
 }
 
+std::filesystem::path default_data_dir() {
+  std::error_code exe_error;
+  std::error_code build_error;
+  const auto exe = std::filesystem::canonical("/proc/self/exe", exe_error);
+  const auto build = std::filesystem::canonical(MASKGAT_BUILD_DIR, build_error);
+  if (!exe_error && !build_error &&
+      std::mismatch(build.begin(), build.end(), exe.begin(), exe.end()).first == build.end()) {
+    return MASKGAT_SOURCE_DATA_DIR;
+  }
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  if (xdg != nullptr && xdg[0] == '/') return std::filesystem::path(xdg) / "maskgat";
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && home[0] != '\0') {
+    return std::filesystem::path(home) / ".local" / "share" / "maskgat";
+  }
+  throw InvalidArgument(
+      "no data directory: neither XDG_DATA_HOME nor HOME is set; pass --data-dir or set "
+      "MASKGAT_DATA_DIR");
+}
+
 Dataset load_data(DataOptions& options) {
   auto& load = options.load;
   load.source = options.source == "linqs" ? DatasetSource::kLinqs : DatasetSource::kPlanetoid;
-  load.data_dir = resolve_data_dir(options.data_dir, MASKGAT_DEFAULT_DATA_DIR);
+  const char* env = std::getenv("MASKGAT_DATA_DIR");
+  const bool given = options.data_dir || (env != nullptr && env[0] != '\0');
+  load.data_dir = given ? resolve_data_dir(options.data_dir, {}) : default_data_dir();
   Dataset dataset = options.dataset.empty() ? load_files(options.files, load)
                                             : load_dataset(options.dataset, load);
   for (const auto& note : dataset.notes) std::cerr << "note: " << note << '\n';

@@ -68,7 +68,7 @@ detail::LineReader open_or_explain(const std::filesystem::path& path,
     std::filesystem::path data_dir = dir.parent_path().parent_path();
     if (data_dir.empty()) data_dir = ".";
     throw IoError(std::string(error.what()) + " (fetch it with: datasets/fetch.sh --dest " +
-                  data_dir.string() + " " + std::string(name) + ")");
+                  data_dir.string() + " " + std::string(name) + " (installed: maskgat-fetch))");
   }
 }
 
@@ -147,14 +147,15 @@ Content read_content(const std::filesystem::path& path, const std::filesystem::p
     }
     raw_labels.push_back(found->second);
   }
-  if (expected_fields == 0) throw ParseError(kReader, reader.path(), 0, "no papers: the file is empty");
+  if (expected_fields == 0)
+    throw ParseError(kReader, reader.path(), 0, "no papers: the file is empty");
   content.papers.freeze();
 
   const auto rows = static_cast<Eigen::Index>(raw_labels.size());
   const auto cols = static_cast<Eigen::Index>(expected_fields - 2);
-  content.features = Eigen::Map<const SparseFeatures>(
-      rows, cols, static_cast<Eigen::Index>(values.size()), row_starts.data(), columns.data(),
-      values.data());
+  content.features =
+      Eigen::Map<const SparseFeatures>(rows, cols, static_cast<Eigen::Index>(values.size()),
+                                       row_starts.data(), columns.data(), values.data());
 
   content.class_names = sort_class_names(label_names);
   std::vector<std::int32_t> sorted_id(label_names.size());
@@ -236,8 +237,7 @@ Dataset read_linqs(const std::filesystem::path& dir, std::string_view name,
   std::filesystem::path base = dir;
   if (!base.has_filename()) base = base.parent_path();
 
-  Content content = read_content(base / (std::string(name) + ".content"), base, name,
-                                 options.read);
+  Content content = read_content(base / (std::string(name) + ".content"), base, name, options.read);
   Dataset dataset;
   dataset.name = std::string(name);
   dataset.graph = read_cites(base / (std::string(name) + ".cites"), base, name, content.papers,

@@ -37,7 +37,8 @@ class Files {
   [[nodiscard]] std::string fetch_command() const {
     std::filesystem::path data_dir = dir_.parent_path();
     if (data_dir.empty()) data_dir = ".";
-    return "datasets/fetch.sh --dest " + data_dir.string() + " " + name_;
+    return "datasets/fetch.sh --dest " + data_dir.string() + " " + name_ +
+           " (installed: maskgat-fetch)";
   }
 
   [[nodiscard]] detail::Pickle open_pickle(std::string_view part, const Limits& limits) const {

@@ -84,7 +84,8 @@ TEST_SUITE("unit") {
 
     const std::string cites = (dir / "cora.cites").string();
     REQUIRE(data.notes.size() >= 3);
-    CHECK(data.notes[0] == "linqs: " + cites + ": 1 citation(s) of papers not in cora.content dropped");
+    CHECK(data.notes[0] ==
+          "linqs: " + cites + ": 1 citation(s) of papers not in cora.content dropped");
     CHECK(data.notes[1] == "linqs: " + cites + ": 1 duplicate citation(s) merged");
     CHECK(data.notes[2] == "linqs: " + cites + ": 1 self-loop(s) removed");
     CHECK(data.split.size() == 4);
@@ -152,10 +153,10 @@ TEST_SUITE("unit") {
   TEST_CASE("LINQS reader: a paper listed twice is an error") {
     const auto dir = write_pair("linqs-twice", "a 0 1 X\nb 1 0 Y\na 0 1 X\n", "a b\n");
     const std::string content = (dir / "cora.content").string();
-    CHECK_THROWS_WITH_AS(read_linqs(dir, "cora", small_split()),
-                         ("linqs: " + content + ":3: paper 'a' is listed twice (first on line 1)")
-                             .c_str(),
-                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(
+        read_linqs(dir, "cora", small_split()),
+        ("linqs: " + content + ":3: paper 'a' is listed twice (first on line 1)").c_str(),
+        maskgat::ParseError);
   }
 
   TEST_CASE("LINQS reader: citations need exactly two fields") {
@@ -206,7 +207,7 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(read_linqs(dir, "citeseer", DatasetOptions{}),
                          ("linqs: cannot open '" + path +
                           "': No such file or directory (fetch it with: datasets/fetch.sh --dest " +
-                          root.string() + " citeseer)")
+                          root.string() + " citeseer (installed: maskgat-fetch))")
                              .c_str(),
                          maskgat::IoError);
   }

@@ -119,7 +119,7 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(read_planetoid(dir, "citeseer", DatasetOptions{}),
                          ("planetoid: cannot open '" + (dir / "ind.citeseer.graph").string() +
                           "': No such file or directory (fetch it with: datasets/fetch.sh --dest " +
-                          root.string() + " citeseer)")
+                          root.string() + " citeseer (installed: maskgat-fetch))")
                              .c_str(),
                          maskgat::IoError);
   }
@@ -127,8 +127,8 @@ TEST_SUITE("unit") {
   TEST_CASE("planetoid: a missing allx leaves features unavailable unless they are required") {
     const auto dir = make_copy("planetoid-no-allx", {}, {"allx"});
     const std::string allx = (dir / "ind.citeseer.allx").string();
-    const std::string fetch =
-        "datasets/fetch.sh --dest " + dir.parent_path().string() + " citeseer";
+    const std::string fetch = "datasets/fetch.sh --dest " + dir.parent_path().string() +
+                              " citeseer (installed: maskgat-fetch)";
 
     CHECK_THROWS_WITH_AS(read_planetoid(dir, "citeseer", DatasetOptions{}),
                          ("planetoid: cannot open '" + allx +
