@@ -50,8 +50,10 @@ class ParseError : public Error {
              std::string_view message);
 
   /// The file the error is in, as the caller named it.
+  /// @return the path as given to the constructor
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
-  /// The 1-based line, or 0 when the format has no lines.
+  /// The line the error is on.
+  /// @return the 1-based line, or 0 when the format has no lines
   [[nodiscard]] std::int64_t line() const noexcept { return line_; }
 
  private:

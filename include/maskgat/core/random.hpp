@@ -27,10 +27,15 @@ constexpr std::uint64_t splitmix64(std::uint64_t& state) noexcept {
 /// `CounterStream(seed, stream)(counter) == counter_hash(seed, stream, counter)`. For hot loops.
 class CounterStream {
  public:
+  /// Mixes the pair once.
+  /// @param seed   the run's seed
+  /// @param stream separates independent draws of one seed (e.g. a step or a purpose)
   constexpr CounterStream(std::uint64_t seed, std::uint64_t stream) noexcept
       : key_(mix(seed, stream)) {}
 
   /// The random 64-bit value of `counter`.
+  /// @param counter e.g. an element id; each counter gives an independent value
+  /// @return the same value for the same (seed, stream, counter), on any platform
   [[nodiscard]] constexpr std::uint64_t operator()(std::uint64_t counter) const noexcept {
     std::uint64_t state = key_ ^ counter;
     return detail::splitmix64(state);
@@ -49,6 +54,10 @@ class CounterStream {
 /// SplitMix64 finaliser of (`seed`, `stream`, `counter`): a counter-based random 64-bit value.
 /// Used where draws happen inside parallel loops, keyed by e.g. (seed, step, element id), so the
 /// result does not depend on scheduling.
+/// @param seed    the run's seed
+/// @param stream  separates independent uses of one seed
+/// @param counter e.g. an element id
+/// @return `CounterStream(seed, stream)(counter)`
 [[nodiscard]] constexpr std::uint64_t counter_hash(std::uint64_t seed, std::uint64_t stream,
                                                    std::uint64_t counter) noexcept {
   return CounterStream(seed, stream)(counter);
@@ -63,15 +72,15 @@ class CounterStream {
 /// feature dropout `row * F + column` (dense) or the position among stored entries (sparse).
 struct DropoutKey {
   double probability = 0.0;  ///< in [0, 1); 0 disables dropout
-  std::uint64_t seed = 0;
-  std::uint64_t stream = 0;
+  std::uint64_t seed = 0;    ///< the mask's seed (the model and layers draw it from their `Rng`)
+  std::uint64_t stream = 0;  ///< separates masks that share a seed
 };
 
 /// The complete state of an `Rng`, to save and restore it (checkpoints).
 struct RngState {
-  std::array<std::uint64_t, 4> words{};
-  double spare_normal = 0.0;
-  bool has_spare_normal = false;
+  std::array<std::uint64_t, 4> words{};  ///< the xoshiro256** state
+  double spare_normal = 0.0;             ///< the second deviate of the last polar-method pair
+  bool has_spare_normal = false;         ///< whether `normal()` returns `spare_normal` next
 };
 
 /// A sequential generator (xoshiro256**, seeded through SplitMix64).
@@ -79,20 +88,28 @@ struct RngState {
 class Rng {
  public:
   /// Seeds the four state words from `seed` with SplitMix64.
+  /// @param seed any value; equal seeds give equal sequences
   explicit Rng(std::uint64_t seed) noexcept;
   /// Continues exactly where the generator that produced `state` was.
+  /// @param state a value of `state()`, e.g. read from a checkpoint
   explicit Rng(const RngState& state) noexcept;
 
   /// The current state; `Rng(rng.state())` draws the same numbers as `rng` from here on.
+  /// @return the state words and the pending normal deviate
   [[nodiscard]] RngState state() const noexcept;
 
   /// The next raw 64-bit value.
+  /// @return 64 random bits
   std::uint64_t next_u64() noexcept;
   /// Uniform double in [0, 1) with 53 random bits.
+  /// @return a multiple of 2^-53 in [0, 1); draws one `next_u64()`
   double uniform() noexcept;
-  /// Uniform integer in [0, bound) without modulo bias; `bound` must be positive.
+  /// Uniform integer in [0, bound) without modulo bias (Lemire's rejection method).
+  /// @param bound must be positive (checked by an assertion only)
+  /// @return a value in [0, bound); draws one or, rarely, more `next_u64()`
   std::uint64_t uniform_int(std::uint64_t bound) noexcept;
   /// Standard normal deviate (Marsaglia's polar method).
+  /// @return a draw of N(0, 1); deviates come in pairs, the second kept for the next call
   double normal() noexcept;
 
  private:

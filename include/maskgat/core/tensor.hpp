@@ -29,25 +29,32 @@ template <typename T>
 class InputRef {
  public:
   /// Views a dense matrix.
+  /// @param dense N x F; must outlive the view
   InputRef(const RowMatrix<T>& dense) noexcept
       : dense_(&dense) {}  // NOLINT(google-explicit-constructor)
   /// Views a sparse matrix.
+  /// @param sparse N x F; must outlive the view
   InputRef(const RowSparse<T>& sparse) noexcept
       : sparse_(&sparse) {}  // NOLINT(google-explicit-constructor)
 
   /// Whether the viewed matrix is sparse.
+  /// @return true for a `RowSparse` view, false for a `RowMatrix` view
   [[nodiscard]] bool is_sparse() const noexcept { return sparse_ != nullptr; }
-  /// N, the number of rows (nodes).
+  /// The number of rows.
+  /// @return N, the number of nodes
   [[nodiscard]] std::int64_t rows() const noexcept {
     return is_sparse() ? sparse_->rows() : dense_->rows();
   }
-  /// F, the number of columns (features).
+  /// The number of columns.
+  /// @return F, the number of features
   [[nodiscard]] std::int64_t cols() const noexcept {
     return is_sparse() ? sparse_->cols() : dense_->cols();
   }
   /// The dense matrix; only valid when `!is_sparse()`.
+  /// @return the viewed N x F matrix
   [[nodiscard]] const RowMatrix<T>& dense() const noexcept { return *dense_; }
   /// The sparse matrix; only valid when `is_sparse()`.
+  /// @return the viewed N x F matrix
   [[nodiscard]] const RowSparse<T>& sparse() const noexcept { return *sparse_; }
 
  private:

@@ -31,45 +31,68 @@ class Graph {
   /// The empty graph (0 nodes, 0 edges).
   Graph();
 
-  /// Builds both views from a destination-major CSR.
+  /// Builds both views from a destination-major CSR. Cost O(N + E), serial.
   /// @param num_nodes  N, in [0, 2^31 - 1]
   /// @param in_offsets N+1 non-decreasing offsets starting at 0 and ending at E
   /// @param in_sources E source ids in [0, N), strictly increasing within each destination row
   /// @param weights    empty, or E finite weights in the same order
   /// @throws InvalidArgument naming the first violated invariant.
-  /// Cost O(N + E), serial.
   Graph(std::int64_t num_nodes, std::vector<EdgeId> in_offsets, std::vector<NodeId> in_sources,
         std::vector<float> weights = {});
 
+  /// The number of nodes.
+  /// @return N
   [[nodiscard]] NodeId num_nodes() const noexcept { return num_nodes_; }
+  /// The number of edges, self-loops included.
+  /// @return E
   [[nodiscard]] EdgeId num_edges() const noexcept {
     return static_cast<EdgeId>(in_sources_.size());
   }
+  /// Whether the graph carries edge weights.
+  /// @return true when `weights()` has E entries, false when it is empty
   [[nodiscard]] bool has_weights() const noexcept { return !weights_.empty(); }
 
-  /// Destination-major offsets, N+1 entries.
+  /// Destination-major offsets.
+  /// @return N+1 entries; row i is the edge ids `[in_offsets()[i], in_offsets()[i+1])`
   [[nodiscard]] std::span<const EdgeId> in_offsets() const noexcept { return in_offsets_; }
-  /// Source of every edge, destination-major, E entries.
+  /// Source of every edge, destination-major.
+  /// @return E entries, ascending within each destination row
   [[nodiscard]] std::span<const NodeId> in_sources() const noexcept { return in_sources_; }
-  /// Edge weights in destination-major order; empty for an unweighted graph.
+  /// Edge weights in destination-major order.
+  /// @return E entries, or none for an unweighted graph
   [[nodiscard]] std::span<const float> weights() const noexcept { return weights_; }
-  /// Source-major offsets, N+1 entries.
+  /// Source-major offsets.
+  /// @return N+1 entries; source j's slots are `[out_offsets()[j], out_offsets()[j+1])`
   [[nodiscard]] std::span<const EdgeId> out_offsets() const noexcept { return out_offsets_; }
-  /// Destination of every edge, source-major (destinations ascending within each source), E.
+  /// Destination of every edge, source-major.
+  /// @return E entries, destinations ascending within each source
   [[nodiscard]] std::span<const NodeId> out_targets() const noexcept { return out_targets_; }
-  /// Destination-major edge id of each source-major slot, E entries (a permutation of [0, E)).
+  /// Destination-major edge id of each source-major slot.
+  /// @return E entries, a permutation of [0, E)
   [[nodiscard]] std::span<const EdgeId> out_edge_ids() const noexcept { return out_edge_ids_; }
 
-  /// Sources of the in-edges of `node`, ascending. `node` must be in [0, N).
+  /// Sources of the in-edges of `node`.
+  /// @param node in [0, N) (not checked)
+  /// @return the sources, ascending; edge ids follow from `in_offsets()[node]`
   [[nodiscard]] std::span<const NodeId> in_neighbors(NodeId node) const noexcept;
-  /// Destinations of the out-edges of `node`, ascending. `node` must be in [0, N).
+  /// Destinations of the out-edges of `node`.
+  /// @param node in [0, N) (not checked)
+  /// @return the destinations, ascending
   [[nodiscard]] std::span<const NodeId> out_neighbors(NodeId node) const noexcept;
+  /// The number of in-edges of `node`, its self-loop included.
+  /// @param node in [0, N) (not checked)
+  /// @return the length of `in_neighbors(node)`
   [[nodiscard]] EdgeId in_degree(NodeId node) const noexcept;
+  /// The number of out-edges of `node`, its self-loop included.
+  /// @param node in [0, N) (not checked)
+  /// @return the length of `out_neighbors(node)`
   [[nodiscard]] EdgeId out_degree(NodeId node) const noexcept;
 
   /// Number of edges `i -> i` (counted once at construction).
+  /// @return between 0 and N
   [[nodiscard]] EdgeId num_self_loops() const noexcept { return num_self_loops_; }
-  /// Destination of every edge in destination-major order (E entries), for exporting edge lists.
+  /// Destination of every edge in destination-major order, for exporting edge lists. O(N + E).
+  /// @return E entries, the counterpart of `in_sources()`
   [[nodiscard]] std::vector<NodeId> edge_destinations() const;
 
  private:

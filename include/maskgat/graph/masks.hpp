@@ -17,26 +17,39 @@ namespace maskgat::masks {
 /// `self_loops` is true (loops already present are kept, missing ones added, as PyG's
 /// `add_remaining_self_loops`). Edge weights are not part of a mask and are dropped.
 /// Cost O(N + E), serial.
+/// @param graph      the graph whose in-edges are the attention pattern
+/// @param self_loops add the loop `i -> i` of every node that lacks one
+/// @return an unweighted mask on the same N nodes
 [[nodiscard]] Graph from_graph(const Graph& graph, bool self_loops = true);
 
 /// Truncated self-attention over a sequence of `length` positions: position i attends to
 /// positions `[i - half_width, i + half_width]` clipped to the sequence, itself included, so
-/// a row has at most `2 * half_width + 1` entries.
+/// a row has at most `2 * half_width + 1` entries. Cost O(N + entries), serial.
+/// @param length     the number of positions N, in [0, 2^31 - 1]
+/// @param half_width how far each side a position sees (>= 0; 0 attends only to itself)
+/// @return the mask on `length` nodes
 /// @throws InvalidArgument if `length` is outside [0, 2^31 - 1], `half_width` is negative, or
 ///         the mask would have more than 2^62 entries.
 [[nodiscard]] Graph window(std::int64_t length, std::int64_t half_width);
 
 /// Attention over the pixels of a `height` x `width` image, pixel (r, c) having id `r * width + c`
 /// (row-major): a pixel attends to every pixel within Chebyshev distance `radius`, itself
-/// included, i.e. the receptive field of a `(2 radius + 1)` x `(2 radius + 1)` convolution,
-/// clipped at the border.
+/// included: the receptive field of a `(2 radius + 1)` x `(2 radius + 1)` convolution, clipped
+/// at the border. Cost O(N + entries), serial.
+/// @param height rows of pixels (>= 0)
+/// @param width  columns of pixels (>= 0)
+/// @param radius Chebyshev radius (>= 0; 0 attends only to itself)
+/// @return the mask on `height * width` nodes
 /// @throws InvalidArgument if a size is negative, `height * width` exceeds 2^31 - 1, or the
 ///         mask would have more than 2^62 entries.
 [[nodiscard]] Graph grid(std::int64_t height, std::int64_t width, std::int64_t radius);
 
 /// Ordinary self-attention: every one of `length` positions attends to all of them, itself
-/// included (`length`^2 entries; 16 bytes each across the two CSR views).
-/// @throws InvalidArgument if `length` is negative or `length`^2 exceeds 2^62.
+/// included (`length`^2 entries; 16 bytes each across the two CSR views). Cost O(N + entries),
+/// serial.
+/// @param length the number of positions N
+/// @return the dense mask on `length` nodes
+/// @throws InvalidArgument if `length` is outside [0, 2^31 - 1] (so `length`^2 stays below 2^62).
 [[nodiscard]] Graph full(std::int64_t length);
 
 }  // namespace maskgat::masks

@@ -19,12 +19,14 @@ namespace maskgat {
 
 /// A node-classification dataset.
 struct Dataset {
+  /// `cora`, a synthetic graph's canonical spec, or the graph file's name for own files.
   std::string name;
+  /// N nodes; an edge `j -> i` lets node i attend to node j.
   Graph graph;
   /// N x F features; N x 0 when the source has none (see `missing_features`).
   FeatureMatrix features;
-  /// Why features are unavailable (e.g. PubMed's `ind.pubmed.allx` is not mirrored); empty when
-  /// they are loaded.
+  /// Why features are unavailable (as when PubMed's `ind.pubmed.allx` is not mirrored); empty
+  /// when they are loaded.
   std::string missing_features;
   /// Feature column names when the source has them, else empty.
   std::vector<std::string> feature_names;
@@ -39,12 +41,17 @@ struct Dataset {
   /// What the loaders merged or dropped.
   Notes notes;
 
+  /// The number of classes.
+  /// @return K, the size of `class_names`
   [[nodiscard]] std::int32_t num_classes() const noexcept {
     return static_cast<std::int32_t>(class_names.size());
   }
-  /// Ids of the nodes in `part`, ascending.
+  /// Ids of the nodes in `part`, ascending. O(N).
+  /// @param part `SplitPart::kNone` gives the nodes in no part
+  /// @return the node ids, possibly none
   [[nodiscard]] std::vector<NodeId> nodes_in(SplitPart part) const;
-  /// Throws `Error` with `missing_features` when features are unavailable.
+  /// Checks that features are loaded.
+  /// @throws IoError `<name>: <missing_features>` when they are unavailable.
   void require_features() const;
 };
 
@@ -55,6 +62,7 @@ enum class DatasetSource { kPlanetoid, kLinqs };
 struct DatasetOptions {
   /// Data directory with the mirror's layout (`planetoid/ind.cora.x`, `linqs/cora/...`).
   std::filesystem::path data_dir;
+  /// Which files `cora` and `citeseer` load from (PubMed exists only as Planetoid files).
   DatasetSource source = DatasetSource::kPlanetoid;
   /// Fail when features are unavailable (PubMed) instead of loading without them.
   bool require_features = true;
@@ -63,13 +71,13 @@ struct DatasetOptions {
   /// Seed of random splits (LINQS, own files without a split); a synthetic graph takes graph,
   /// features and split from the `seed=` of its spec instead.
   std::uint64_t seed = 0;
-  RandomSplitSizes split_sizes;
-  ReadOptions read;
+  RandomSplitSizes split_sizes;  ///< the sizes of those random splits
+  ReadOptions read;              ///< limits and strictness of every reader
 };
 
 /// Own data: a graph file plus optional features, labels and split files.
 struct FileSources {
-  std::filesystem::path graph;
+  std::filesystem::path graph;  ///< the graph file (required)
   /// `auto` (by extension: `.graphml`; `.dot`/`.gv`; else edge list), `edgelist`, `graphml`, `dot`.
   std::string format = "auto";
   std::filesystem::path features;  ///< empty: none; nodes then come from the graph file
@@ -82,44 +90,59 @@ struct FileSources {
 
 /// The data directory: `flag` if given, else `$MASKGAT_DATA_DIR` if set and non-empty, else
 /// `fallback` (the apps pass the source tree's `datasets/`).
+/// @param flag     the directory the user named (`--data-dir`), if any
+/// @param fallback used when neither `flag` nor the environment variable names one
+/// @return the directory, as given (not checked to exist)
 [[nodiscard]] std::filesystem::path resolve_data_dir(
     const std::optional<std::filesystem::path>& flag, const std::filesystem::path& fallback);
 
 /// Loads `cora`, `citeseer`, `pubmed` (from `options.source`) or `synthetic:...`.
-/// @throws InvalidArgument (unknown name), IoError naming a missing file and the fetch command,
-///         ParseError / LimitError from the readers.
+/// @param name    a built-in name, or a `synthetic:` spec (`parse_synthetic_spec`)
+/// @param options data directory, source, feature handling, split seed and reader limits
+/// @return the dataset (`read_planetoid`, `read_linqs` or `make_synthetic`)
+/// @throws InvalidArgument (unknown name, `pubmed` from LINQS, bad synthetic spec), IoError
+///         naming a missing file and the fetch command, ParseError / LimitError from the readers.
 [[nodiscard]] Dataset load_dataset(std::string_view name, const DatasetOptions& options);
 
 /// Loads own files: the features file (if any) defines nodes and their order, then the graph,
-/// labels and split. Without a split file, a stratified random split with `options.seed`.
+/// labels and split. Without a split file, a stratified random split with `options.seed`; without
+/// labels, every node is unlabelled and in no part. Without features, `features` is N x 0 and
+/// `missing_features` says so.
+/// @param files   the files and how to read them
+/// @param options split seed and sizes, feature normalisation and reader limits
+/// @return the dataset, named after the graph file, with the readers' notes
+/// @throws InvalidArgument (unknown `files.format`, negative split sizes), IoError (a file
+///         cannot be read), ParseError / LimitError from the readers.
 [[nodiscard]] Dataset load_files(const FileSources& files, const DatasetOptions& options);
 
 /// Minimum, median (lower median) and maximum of a degree sequence.
 struct DegreeSummary {
-  EdgeId min = 0;
-  EdgeId median = 0;
-  EdgeId max = 0;
+  EdgeId min = 0;     ///< smallest degree (0 for no nodes)
+  EdgeId median = 0;  ///< lower median degree
+  EdgeId max = 0;     ///< largest degree
 };
 
 /// What `maskgat info` prints.
 struct Statistics {
-  std::int64_t nodes = 0;
-  EdgeId edges = 0;        ///< directed edges, self-loops excluded
-  EdgeId self_loops = 0;
-  std::int64_t isolated_nodes = 0;  ///< no in- or out-edge other than a self-loop
-  std::int64_t components = 0;      ///< weakly connected components (Boost.Graph)
-  DegreeSummary in_degree;
-  DegreeSummary out_degree;
-  std::int64_t features = 0;        ///< width (0 when unavailable)
-  double feature_density = 0.0;
+  std::int64_t nodes = 0;                  ///< N
+  EdgeId edges = 0;                        ///< directed edges, self-loops excluded
+  EdgeId self_loops = 0;                   ///< edges `i -> i`
+  std::int64_t isolated_nodes = 0;         ///< no in- or out-edge other than a self-loop
+  std::int64_t components = 0;             ///< weakly connected components (Boost.Graph)
+  DegreeSummary in_degree;                 ///< in-degrees, self-loops excluded
+  DegreeSummary out_degree;                ///< out-degrees, self-loops excluded
+  std::int64_t features = 0;               ///< width (0 when unavailable)
+  double feature_density = 0.0;            ///< fraction of nonzero features (0 when unavailable)
   std::vector<std::int64_t> class_counts;  ///< labelled nodes per class id
-  std::int64_t unlabelled = 0;
-  std::int64_t train = 0;
-  std::int64_t val = 0;
-  std::int64_t test = 0;
+  std::int64_t unlabelled = 0;             ///< nodes with label -1
+  std::int64_t train = 0;                  ///< nodes in the training part
+  std::int64_t val = 0;                    ///< nodes in the validation part
+  std::int64_t test = 0;                   ///< nodes in the test part
 };
 
-/// Statistics of `dataset`; O(N + E).
+/// Statistics of `dataset`; O(N + E), serial.
+/// @param dataset any dataset, with or without features
+/// @return what `maskgat info` prints
 [[nodiscard]] Statistics compute_statistics(const Dataset& dataset);
 
 }  // namespace maskgat

@@ -13,15 +13,15 @@ namespace maskgat {
 /// Options of `read_edge_list` beyond the node index.
 struct EdgeListOptions {
   bool undirected = false;  ///< add the reverse of every edge
-  ReadOptions read;
+  ReadOptions read;         ///< limits and strictness
 };
 
 /// A graph read from a file and what the reader merged or added.
 struct LoadedGraph {
-  Graph graph;
-  EdgeId duplicates_merged = 0;  ///< repeated edges dropped (first weight kept)
+  Graph graph;                     ///< weighted when the file gives weights
+  EdgeId duplicates_merged = 0;    ///< repeated edges dropped (first weight kept)
   EdgeId reverse_edges_added = 0;  ///< with `undirected`: reverse edges that were not in the file
-  Notes notes;
+  Notes notes;                     ///< what was merged, one line each
 };
 
 /// Reads one edge per line: `src dst` or `src dst weight` (a finite number), fields separated by
@@ -29,9 +29,14 @@ struct LoadedGraph {
 /// and a UTF-8 byte-order mark are accepted. Tokens map to ids through `nodes` (names in order of
 /// first appearance, or numeric ids; a frozen index rejects unknown nodes). Directed as written.
 /// Duplicate edges are merged (first weight kept) and reported as a note, or an error when
-/// `strict`. The graph has `nodes.size()` nodes after reading.
-/// @throws IoError (cannot open), ParseError (`<path>:<line>`: column count, bad weight, unknown
-///         or invalid node id, no edges), LimitError (node or edge limit).
+/// `strict`. The graph has `nodes.size()` nodes after reading. One pass, serial.
+/// @param path    the file
+/// @param nodes   maps node tokens to ids; new nodes are added unless it is frozen
+/// @param options `undirected`, limits and strictness
+/// @return the graph, with what was merged or added
+/// @throws IoError (cannot open), ParseError (`<path>:<line>`: column count, weights on some
+///         lines only, bad weight, unknown or invalid node id, no edges, duplicates when
+///         `strict`), LimitError (node or edge limit).
 [[nodiscard]] LoadedGraph read_edge_list(const std::filesystem::path& path, NodeIndex& nodes,
                                          const EdgeListOptions& options);
 

@@ -24,31 +24,49 @@ using DenseFeatures = RowMatrix<float>;
 /// An N x F feature matrix held sparse or dense; N x 0 when a dataset has no features.
 class FeatureMatrix {
  public:
+  /// An empty sparse 0 x 0 matrix.
   FeatureMatrix() = default;
+  /// Holds sparse features.
+  /// @param sparse N x F, one node per row
   explicit FeatureMatrix(SparseFeatures sparse) : values_(std::move(sparse)) {}
+  /// Holds dense features.
+  /// @param dense N x F, one node per row
   explicit FeatureMatrix(DenseFeatures dense) : values_(std::move(dense)) {}
 
+  /// Whether the features are held sparse.
+  /// @return true for `SparseFeatures`, false for `DenseFeatures`
   [[nodiscard]] bool is_sparse() const noexcept { return values_.index() == 0; }
+  /// The number of rows.
+  /// @return N, the number of nodes
   [[nodiscard]] std::int64_t rows() const noexcept;
+  /// The number of columns.
+  /// @return F, the feature width
   [[nodiscard]] std::int64_t cols() const noexcept;
-  /// Stored entries that are nonzero.
+  /// Stored entries that are nonzero. O(stored entries).
+  /// @return at most N * F
   [[nodiscard]] std::int64_t nonzeros() const noexcept;
-  /// `nonzeros() / (rows * cols)`, 0 for an empty matrix.
+  /// The fraction of nonzero entries.
+  /// @return `nonzeros() / (rows * cols)`, 0 for an empty matrix
   [[nodiscard]] double density() const noexcept;
 
-  /// The sparse matrix; precondition `is_sparse()`.
+  /// The sparse matrix.
+  /// @return the N x F matrix
+  /// @throws std::bad_variant_access when the matrix is dense (`!is_sparse()`).
   [[nodiscard]] const SparseFeatures& sparse() const { return std::get<SparseFeatures>(values_); }
-  /// The dense matrix; precondition `!is_sparse()`.
+  /// The dense matrix.
+  /// @return the N x F matrix
+  /// @throws std::bad_variant_access when the matrix is sparse (`is_sparse()`).
   [[nodiscard]] const DenseFeatures& dense() const { return std::get<DenseFeatures>(values_); }
 
   /// A view of whichever matrix this holds, as the attention layers take their input.
+  /// @return a view valid while this matrix lives and is not modified
   [[nodiscard]] InputRef<float> view() const noexcept {
     if (is_sparse()) return InputRef<float>(std::get<SparseFeatures>(values_));
     return InputRef<float>(std::get<DenseFeatures>(values_));
   }
 
   /// Divides every row by its sum (rows summing to 0 are left as they are), as PyG's
-  /// `NormalizeFeatures`.
+  /// `NormalizeFeatures`. Serial, O(stored entries).
   void normalize_rows();
 
  private:
@@ -57,17 +75,23 @@ class FeatureMatrix {
 
 /// Features read from a file, one row per node in `nodes` order.
 struct FeatureTable {
-  FeatureMatrix matrix;
-  std::vector<std::string> column_names;
+  FeatureMatrix matrix;                   ///< N x F, sparse or dense
+  std::vector<std::string> column_names;  ///< F names, from the header row
 };
 
 /// Reads a CSV (comma) or TSV (tab) file: a required header row `node,<feature names...>`, then
 /// one row `<node>,<value>...` per node. The delimiter is the first tab or comma of the header.
 /// The file defines the node set and order: each row's node is inserted into `nodes` (which must
 /// be empty), and `nodes` is frozen afterwards. Values must be finite numbers. The matrix is
-/// stored sparse when at most 10% of the entries are nonzero, dense otherwise.
-/// @throws IoError (cannot open), ParseError (header missing, wrong column count, non-numeric or
-///         non-finite value, node listed twice), LimitError (width or rows over `limits`).
+/// stored sparse when at most 10% of the entries are nonzero, dense otherwise. Serial.
+/// @param path    the file
+/// @param nodes   an empty, unfrozen index (named or numeric); filled and frozen
+/// @param options limits and strictness
+/// @return N x F features in `nodes` order, and the F column names
+/// @throws InvalidArgument when `nodes` is not empty or frozen; IoError (cannot open),
+///         ParseError (header missing, wrong column count, non-numeric or non-finite value, node
+///         listed twice, numeric ids not covering 0..N-1), LimitError (width or rows over
+///         `limits`).
 [[nodiscard]] FeatureTable read_features(const std::filesystem::path& path, NodeIndex& nodes,
                                          const ReadOptions& options);
 

@@ -15,7 +15,13 @@ namespace maskgat {
 /// the node's position in the file (Boost 1.74 does not expose GraphML node ids). An edge data
 /// key named `weight` gives edge weights. Edges are directed as written (`undirected` adds
 /// reverses); duplicates merge as in the edge list.
-/// @throws IoError, ParseError, LimitError.
+/// @param path    the file
+/// @param nodes   maps node tokens to ids; new nodes are added unless it is frozen
+/// @param options `undirected`, limits and strictness
+/// @return the graph over `nodes.size()` nodes, with what was merged or added
+/// @throws IoError (cannot open or read), ParseError (malformed XML, no `<graph>`, Boost's
+///         message, a bad weight, unknown node, duplicates when `strict`), LimitError (file
+///         size, nesting, node or edge limit).
 [[nodiscard]] LoadedGraph read_graphml(const std::filesystem::path& path, NodeIndex& nodes,
                                        const EdgeListOptions& options);
 

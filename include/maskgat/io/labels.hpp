@@ -22,13 +22,21 @@ struct LabelTable {
 
 /// Reads `node label` lines (exactly two fields, separated by spaces, tabs or commas; comments,
 /// blank lines, CRLF and a BOM as in the edge list). `nodes` must be frozen: every node must
-/// exist. A node without a line is unlabelled.
-/// @throws IoError, ParseError (wrong column count, unknown node, two different labels for one
-///         node; a repeated identical line is a note, or an error when `strict`).
+/// exist. A node without a line is unlabelled. Serial.
+/// @param path    the file
+/// @param nodes   the frozen node index of the dataset
+/// @param options strictness (repeated lines)
+/// @param notes   receives a note counting repeated identical lines
+/// @return `nodes.size()` class ids and the class names, ordered by `sort_class_names`
+/// @throws IoError (cannot open), ParseError (wrong column count, unknown node, two different
+///         labels for one node; a repeated identical line is a note, or an error when `strict`).
 [[nodiscard]] LabelTable read_labels(const std::filesystem::path& path, const NodeIndex& nodes,
                                      const ReadOptions& options, Notes& notes);
 
-/// Orders class names as `read_labels` does and returns the permutation's class names.
+/// Orders class names as `read_labels` does: numerically when every name is an integer, else by
+/// bytes.
+/// @param names class names, in any order
+/// @return the same names, sorted; a name's position is its class id
 [[nodiscard]] std::vector<std::string> sort_class_names(std::vector<std::string> names);
 
 }  // namespace maskgat

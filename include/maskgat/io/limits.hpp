@@ -21,7 +21,7 @@ struct Limits {
 
 /// Options every reader takes.
 struct ReadOptions {
-  Limits limits;
+  Limits limits;  ///< size limits checked before allocating
   /// Turn every merged or dropped item (duplicate edge, citation of an unknown paper, ...) into
   /// a `ParseError` instead of a note.
   bool strict = false;

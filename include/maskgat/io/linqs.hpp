@@ -16,8 +16,13 @@ namespace maskgat {
 /// absent from `.content` are dropped and reported as a note (an error when `strict`); merged
 /// duplicate citations and removed self-loops are properties of the published files and stay
 /// notes even when `strict`. Class ids follow `sort_class_names`; the split is stratified random
-/// with `options.seed`. A missing file's error names the fetch command.
-/// @throws IoError, ParseError, LimitError.
+/// with `options.seed`. A missing file's error names the fetch command. Serial.
+/// @param dir     the directory holding both files (e.g. `<data>/linqs/cora`)
+/// @param name    `cora` or `citeseer`
+/// @param options feature normalisation, split seed and sizes, limits and strictness
+/// @return the dataset, with binary word features stored sparse
+/// @throws InvalidArgument (unknown name, negative split sizes), IoError (missing file, naming
+///         `datasets/fetch.sh`), ParseError, LimitError.
 [[nodiscard]] Dataset read_linqs(const std::filesystem::path& dir, std::string_view name,
                                  const DatasetOptions& options);
 

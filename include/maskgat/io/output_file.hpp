@@ -15,6 +15,8 @@ namespace maskgat {
 ///   between those two calls, a process leaves that name behind; the next write to `path`
 ///   removes it (after checking that its process is gone).
 /// File systems without `O_TMPFILE` get the same steps through the named temporary file.
+/// @param path      the file to write; its directory must exist
+/// @param content   the complete new content
 /// @param overwrite replace an existing `path`; without it an existing file is an error
 /// @throws IoError when `path` exists and `overwrite` is false (the message names the path and
 ///         `--force`), or on any write, sync, link or rename failure (no temporary file is left).

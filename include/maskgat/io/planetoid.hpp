@@ -9,8 +9,9 @@
 
 namespace maskgat {
 
-/// Reads `ind.<name>.{x,tx,allx,y,ty,ally,graph,test.index}` from `dir` (e.g. `<data>/planetoid`)
-/// for `cora`, `citeseer` or `pubmed`, reproducing PyTorch Geometric's `read_planetoid_data`:
+/// Reads `cora`, `citeseer` or `pubmed` from its Planetoid files in `dir`, reproducing PyTorch
+/// Geometric's `read_planetoid_data`. The files are
+/// `ind.<name>.{x,tx,allx,y,ty,ally,graph,test.index}`; as in PyG:
 /// - nodes: allx rows, then the test range `[min(test.index), max(test.index)]`, with tx/ty rows
 ///   placed at their test.index positions; test-range ids without a row (CiteSeer's 15) get zero
 ///   features and stay unlabelled;
@@ -22,6 +23,13 @@ namespace maskgat {
 /// lists); anything else is a `ParseError`, nothing is ever executed.
 /// When `ind.<name>.allx` is missing and `options.require_features` is false, features are left
 /// empty and `Dataset::missing_features` says why (PubMed's allx is not in the local mirror).
+/// Serial.
+/// @param dir     the directory of the files, e.g. `<data>/planetoid`
+/// @param name    `cora`, `citeseer` or `pubmed`
+/// @param options `require_features`, feature normalisation and limits (the split is the
+///                published one and the files' known duplicates stay notes, so `seed`,
+///                `split_sizes` and `strict` are not used)
+/// @return the dataset, with sparse features
 /// @throws InvalidArgument (unknown name), IoError (missing file: names it and
 ///         `datasets/fetch.sh`), ParseError, LimitError.
 [[nodiscard]] Dataset read_planetoid(const std::filesystem::path& dir, std::string_view name,

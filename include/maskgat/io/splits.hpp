@@ -16,19 +16,26 @@ namespace maskgat {
 enum class SplitPart : std::uint8_t { kNone, kTrain, kVal, kTest };
 
 /// The name used in split files and output: `none`, `train`, `val`, `test`.
+/// @param part any part
+/// @return a static string
 [[nodiscard]] const char* split_part_name(SplitPart part) noexcept;
 
 /// Sizes of a random split, as Planetoid's random splits (`per_class` training nodes per class).
 struct RandomSplitSizes {
-  std::int64_t train_per_class = 20;
-  std::int64_t val = 500;
-  std::int64_t test = 1000;
+  std::int64_t train_per_class = 20;  ///< training nodes per class (>= 0)
+  std::int64_t val = 500;             ///< validation nodes (>= 0)
+  std::int64_t test = 1000;           ///< test nodes (>= 0)
 };
 
 /// Reads `node train|val|test` lines (two fields; comments etc. as the edge list). `nodes` must
-/// be frozen. Nodes not listed are in no part.
-/// @throws IoError, ParseError (column count, unknown node, unknown part name, a node in two
-///         parts; a repeated identical line is a note, or an error when `strict`).
+/// be frozen. Nodes not listed are in no part. Serial.
+/// @param path    the file
+/// @param nodes   the frozen node index of the dataset
+/// @param options strictness (repeated lines)
+/// @param notes   receives a note counting repeated identical lines
+/// @return the part of each of the `nodes.size()` nodes
+/// @throws IoError (cannot open), ParseError (column count, unknown node, unknown part name, a
+///         node in two parts; a repeated identical line is a note, or an error when `strict`).
 [[nodiscard]] std::vector<SplitPart> read_split(const std::filesystem::path& path,
                                                 const NodeIndex& nodes,
                                                 const ReadOptions& options, Notes& notes);
@@ -36,6 +43,14 @@ struct RandomSplitSizes {
 /// A seeded stratified split of the labelled nodes (`labels[i] >= 0`): `train_per_class` nodes of
 /// each class, then `val`, then `test` nodes drawn from the rest. When fewer labelled nodes
 /// exist than asked for, parts are filled in that order with what exists and a note says so.
+/// Serial; the same labels, sizes and seed give the same split on every platform.
+/// @param labels      N class ids, -1 for an unlabelled node
+/// @param num_classes K; every label must be below it
+/// @param sizes       how many nodes each part gets
+/// @param seed        seeds the shuffles (an `Rng`)
+/// @param notes       receives a note for each part that could not be filled
+/// @return the part of each of the N nodes; unlabelled nodes are in no part
+/// @throws InvalidArgument when a size is negative or a label is K or more.
 [[nodiscard]] std::vector<SplitPart> random_split(std::span<const std::int32_t> labels,
                                                   std::int32_t num_classes,
                                                   const RandomSplitSizes& sizes,

@@ -13,11 +13,11 @@ namespace maskgat {
 /// `synthetic:nodes=N,degree=D,features=F,classes=K[,seed=S][,homophily=H]`. Every key is
 /// optional (the defaults below apply), so `synthetic` or `synthetic:` alone is the default graph.
 struct SyntheticOptions {
-  std::int64_t nodes = 1000;
-  double degree = 10.0;       ///< expected average in-degree, in [0, nodes - 1]
-  std::int64_t features = 128;
-  std::int32_t classes = 10;  ///< in [1, nodes]
-  std::uint64_t seed = 0;     ///< the graph, the features and the split all derive from it
+  std::int64_t nodes = 1000;    ///< N (> 0)
+  double degree = 10.0;         ///< expected average in-degree, in [0, nodes - 1]
+  std::int64_t features = 128;  ///< F (> 0)
+  std::int32_t classes = 10;    ///< in [1, nodes]
+  std::uint64_t seed = 0;       ///< the graph, the features and the split all derive from it
   /// Probability that an edge's source is drawn from its destination's class (otherwise from all
   /// nodes), so about `homophily + (1 - homophily) / classes` of the edges stay inside a class.
   double homophily = 0.8;
@@ -25,9 +25,13 @@ struct SyntheticOptions {
 
 /// Parses `synthetic:key=value,...`; keys may come in any order, each at most once. Unknown or
 /// repeated keys and bad values throw `InvalidArgument` naming the key, the value and what is
-/// expected, e.g. `synthetic: nodes must be a positive integer, got 'abc'` or
-/// `synthetic: unknown key 'foo' in 'synthetic:foo=1': expected nodes, degree, features, classes,
-/// seed or homophily`.
+/// expected, e.g. ``synthetic: nodes must be a positive integer, got 'abc'`` or
+/// ``synthetic: unknown key 'foo' in 'synthetic:foo=1': expected nodes, degree, features, classes,
+/// seed or homophily``. Only each value's own range is checked here; `make_synthetic` checks
+/// the rest (e.g. classes at most nodes, degree at most nodes - 1).
+/// @param spec `synthetic`, `synthetic:` or `synthetic:` followed by `key=value` items
+/// @return the options, with the defaults for keys the spec does not give
+/// @throws InvalidArgument as described.
 [[nodiscard]] SyntheticOptions parse_synthetic_spec(std::string_view spec);
 
 /// A homophilous degree-corrected stochastic block model with class-dependent Gaussian features:
@@ -46,8 +50,11 @@ struct SyntheticOptions {
 /// in-edges each get their own generator keyed so), so the result is bitwise the same for any
 /// thread count. Cost O(N·F + E), parallel over nodes (TBB); memory: the output plus
 /// about 64 bytes per node and 4 per edge.
-/// @throws InvalidArgument (sizes out of range), LimitError (nodes, edges, features or N·F values
-///         over `load.read.limits`).
+/// @param options the generator's parameters
+/// @param load    `normalize_features`, `split_sizes` and `read.limits` (not `seed`)
+/// @return the dataset, named by its canonical spec
+/// @throws InvalidArgument (sizes out of range, negative split sizes), LimitError (nodes, edges,
+///         features or N·F values over `load.read.limits`).
 [[nodiscard]] Dataset make_synthetic(const SyntheticOptions& options, const DatasetOptions& load);
 
 }  // namespace maskgat

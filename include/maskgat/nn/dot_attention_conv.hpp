@@ -25,7 +25,7 @@ struct DotAttentionConvOptions {
   double dropout = 0.0;           ///< attention dropout in training, in [0, 1)
   bool root_weight = true;        ///< add the skip projection `x W_r + b_r` to the output
   bool bias = true;               ///< bias of the skip projection
-  Schedule schedule{};
+  Schedule schedule{};            ///< task sizes of the kernels (speed only)
 };
 
 /// Masked multi-head dot-product attention:
@@ -47,32 +47,62 @@ class BasicDotAttentionConv {
  public:
   /// Per-call state for `backward` and `attention`, and scratch buffers.
   struct Cache {
+    /// @{
     RowMatrix<T> query, key, value;  ///< N x H*C each
-    RowMatrix<T> alpha;              ///< E x H, before dropout
-    RowMatrix<T> heads_out;          ///< per-head output before averaging (mean only)
-    RowMatrix<T> projected;          ///< the residual or root projection, forward scratch
+    /// @}
+    RowMatrix<T> alpha;      ///< E x H, before dropout
+    RowMatrix<T> heads_out;  ///< per-head output before averaging (mean only)
+    RowMatrix<T> projected;  ///< the residual or root projection, forward scratch
     /// Backward scratch, kept so repeated steps reuse their memory.
+    /// @{
     RowMatrix<T> grad_heads, grad_query, grad_key, grad_value, workspace;
+    /// @}
     DropoutKey dropout;  ///< the dropout key of the forward
   };
 
-  /// Registers and initialises the parameters under `name`.
-  /// @throws InvalidArgument on a non-positive size, a dropout outside [0, 1), or a name in use.
+  /// Registers and initialises the parameters in `store` under `name`, drawing from `rng`.
+  /// @param store   receives the parameters; must outlive the layer
+  /// @param name    prefix of the parameter names, e.g. `conv1`
+  /// @param options sizes and options
+  /// @param rng     draws the Glorot-uniform weights
+  /// @throws InvalidArgument on a non-positive size, a dropout outside [0, 1), a non-positive
+  ///         `schedule.grain`, or a name in use.
   BasicDotAttentionConv(ParameterStore<T>& store, std::string_view name,
                         const DotAttentionConvOptions& options, Rng& rng);
 
-  /// Computes `out` (N x output_features()). Same contract as `BasicGatConv::forward`.
+  /// Computes `out` (N x output_features()). Same contract as `BasicGatConv::forward`, except
+  /// that `graph` is used as it is (no self-loops are added).
+  /// @param graph N nodes; its in-edges are the attention mask
+  /// @param x     N x F, dense or sparse
+  /// @param mode  `Mode::kTrain` applies attention dropout, `Mode::kEval` does not
+  /// @param rng   draws the attention-dropout key in training mode (untouched in evaluation)
+  /// @param cache receives what `backward` and `attention` need; one per concurrent call
+  /// @param out   resized to N x output_features()
+  /// @throws InvalidArgument when x's shape does not match the graph or `in_features`.
   void forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng, Cache& cache,
                RowMatrix<T>& out) const;
-  /// Same contract as `BasicGatConv::backward`.
+  /// Adds the parameter gradients into the store and, when asked, writes dL/dx. Same contract
+  /// as `BasicGatConv::backward`.
+  /// @param graph    the forward's graph
+  /// @param x        the forward's input
+  /// @param cache    the forward's cache; its scratch buffers are reused
+  /// @param grad_out dL/dout, N x output_features()
+  /// @param grad_x   null, or resized to N x F and overwritten with dL/dx
+  /// @throws InvalidArgument when `grad_out` is not N x output_features(), or `grad_x` is asked
+  ///         for a sparse `x`.
   void backward(const Graph& graph, InputRef<T> x, Cache& cache, const RowMatrix<T>& grad_out,
                 RowMatrix<T>* grad_x) const;
   /// The attention of the last forward run with `cache` on `graph`.
+  /// @param graph the forward's graph
+  /// @param cache the forward's cache
+  /// @return alpha (E x H, before dropout) with the edges of `graph`
   [[nodiscard]] AttentionWeights<T> attention(const Graph& graph, const Cache& cache) const;
 
   /// The options the layer was built with.
+  /// @return the options as given to the constructor
   [[nodiscard]] const DotAttentionConvOptions& options() const noexcept { return options_; }
-  /// H * C with `concat`, else C.
+  /// The width of the output.
+  /// @return H * C with `concat`, else C
   [[nodiscard]] std::int64_t output_features() const noexcept;
 
  private:
@@ -84,6 +114,7 @@ class BasicDotAttentionConv {
   std::optional<Projection> skip_;
 };
 
+/// The dot-product attention layer in single precision, as models use it.
 using DotAttentionConv = BasicDotAttentionConv<float>;
 
 }  // namespace maskgat::nn

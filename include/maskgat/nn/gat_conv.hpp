@@ -27,7 +27,7 @@ struct GatConvOptions {
   bool add_self_loops = true;     ///< every node also attends to itself
   bool bias = true;               ///< learnable output bias
   bool residual = false;          ///< add a projection of the input, `x R`, to the output
-  Schedule schedule{};
+  Schedule schedule{};            ///< task sizes of the kernels (speed only)
 };
 
 /// Additive graph attention:
@@ -53,46 +53,69 @@ class BasicGatConv {
  public:
   /// What `forward` keeps for `backward` and `attention`, and the backward's scratch buffers.
   struct Cache {
-    Graph looped;            ///< the mask with the added self-loops, when they were added
-    RowMatrix<T> h;          ///< x W, N x H*C (the values)
-    RowMatrix<T> src, dst;   ///< <a_src, h_j> and <a_dst, h_i>, N x H
+    Graph looped;    ///< the mask with the added self-loops, when they were added
+    RowMatrix<T> h;  ///< x W, N x H*C (the values)
+    /// @{
+    RowMatrix<T> src, dst;  ///< <a_src, h_j> and <a_dst, h_i>, N x H
+    /// @}
     RowMatrix<T> alpha;      ///< E x H, before dropout
     RowMatrix<T> heads_out;  ///< per-head output before averaging (mean only)
     RowMatrix<T> projected;  ///< the residual or root projection, forward scratch
     /// Backward scratch, kept so repeated steps reuse their memory.
+    /// @{
     RowMatrix<T> grad_heads, grad_src, grad_dst, grad_h, workspace;
+    /// @}
     DropoutKey dropout;  ///< the dropout key of the forward
   };
 
   /// Registers and initialises the parameters in `store` under `name`, drawing from `rng`.
-  /// @throws InvalidArgument on a non-positive size, a dropout outside [0, 1), or a name in use.
+  /// @param store   receives the parameters; must outlive the layer
+  /// @param name    prefix of the parameter names, e.g. `conv1`
+  /// @param options sizes and options
+  /// @param rng     draws the Glorot-uniform weights
+  /// @throws InvalidArgument on a non-positive size, a dropout outside [0, 1), a non-finite
+  ///         `negative_slope`, a non-positive `schedule.grain`, or a name in use.
   BasicGatConv(ParameterStore<T>& store, std::string_view name, const GatConvOptions& options,
                Rng& rng);
 
-  /// Computes `out` (resized to N x output_features()).
+  /// Computes `out` (resized to N x output_features()). Graphs that already hold every self-loop
+  /// are used as they are; otherwise the loops are added into `cache` on each call (O(N + E)), so
+  /// pass `masks::from_graph(graph)` when calling often.
   /// @param graph N nodes; its in-edges are the attention mask
   /// @param x     N x F, dense or sparse
-  /// @param rng   draws the attention-dropout key in training mode
+  /// @param mode  `Mode::kTrain` applies attention dropout, `Mode::kEval` does not
+  /// @param rng   draws the attention-dropout key in training mode (untouched in evaluation)
+  /// @param cache receives what `backward` and `attention` need; one per concurrent call
+  /// @param out   resized to N x output_features()
   /// @throws InvalidArgument when x's shape does not match the graph or `in_features`.
-  /// Graphs that already hold every self-loop are used as they are; otherwise the loops are added
-  /// into `cache` on each call (O(N + E)), so pass `masks::from_graph(graph)` when calling often.
   void forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng, Cache& cache,
                RowMatrix<T>& out) const;
 
   /// Adds the parameter gradients of the loss into the store and, when `grad_x` is not null,
   /// writes dL/dx into it (N x F; dense `x` only). `graph`, `x` and `cache` must be those of the
   /// matching forward.
+  /// @param graph    the forward's graph
+  /// @param x        the forward's input
+  /// @param cache    the forward's cache; its scratch buffers are reused
+  /// @param grad_out dL/dout, N x output_features()
+  /// @param grad_x   null, or resized to N x F and overwritten with dL/dx
   /// @throws InvalidArgument when `grad_out` is not N x output_features(), or `grad_x` is asked
   ///         for a sparse `x`.
   void backward(const Graph& graph, InputRef<T> x, Cache& cache, const RowMatrix<T>& grad_out,
                 RowMatrix<T>* grad_x) const;
 
   /// The attention of the last forward run with `cache` on `graph`.
+  /// @param graph the forward's graph
+  /// @param cache the forward's cache
+  /// @return alpha (E x H, before dropout) with the edges of the mask it ran on, added
+  ///         self-loops included
   [[nodiscard]] AttentionWeights<T> attention(const Graph& graph, const Cache& cache) const;
 
   /// The options the layer was built with.
+  /// @return the options as given to the constructor
   [[nodiscard]] const GatConvOptions& options() const noexcept { return options_; }
-  /// H * C with `concat`, else C.
+  /// The width of the output.
+  /// @return H * C with `concat`, else C
   [[nodiscard]] std::int64_t output_features() const noexcept;
 
  private:
@@ -105,6 +128,7 @@ class BasicGatConv {
   std::optional<Projection> residual_;
 };
 
+/// The GAT layer in single precision, as models use it.
 using GatConv = BasicGatConv<float>;
 
 }  // namespace maskgat::nn

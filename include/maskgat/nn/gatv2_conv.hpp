@@ -22,13 +22,13 @@ struct GatV2ConvOptions {
   std::int64_t out_features = 0;  ///< C, channels per head (> 0)
   std::int64_t heads = 1;         ///< H (> 0)
   bool concat = true;             ///< concatenate heads (H * C outputs) or average them (C)
-  double negative_slope = 0.2;
-  double dropout = 0.0;  ///< attention dropout in training, in [0, 1)
-  bool add_self_loops = true;
-  bool bias = true;            ///< biases of both projections and of the output
-  bool residual = false;       ///< add `x R` to the output
-  bool share_weights = false;  ///< one projection for sources and destinations (W_s = W_d)
-  Schedule schedule{};
+  double negative_slope = 0.2;    ///< LeakyReLU slope inside the score
+  double dropout = 0.0;           ///< attention dropout in training, in [0, 1)
+  bool add_self_loops = true;     ///< every node also attends to itself
+  bool bias = true;               ///< biases of both projections and of the output
+  bool residual = false;          ///< add `x R` to the output
+  bool share_weights = false;     ///< one projection for sources and destinations (W_s = W_d)
+  Schedule schedule{};            ///< task sizes of the kernels (speed only)
 };
 
 /// Dynamic (GATv2) graph attention:
@@ -49,33 +49,63 @@ class BasicGatV2Conv {
  public:
   /// Per-call state for `backward` and `attention`, and scratch buffers.
   struct Cache {
-    Graph looped;            ///< the mask with the added self-loops, when they were added
-    RowMatrix<T> src, dst;   ///< x W_s + b_s (also the values) and x W_d + b_d, N x H*C
+    Graph looped;  ///< the mask with the added self-loops, when they were added
+    /// @{
+    RowMatrix<T> src, dst;  ///< x W_s + b_s (also the values) and x W_d + b_d, N x H*C
+    /// @}
     RowMatrix<T> alpha;      ///< E x H, before dropout
     RowMatrix<T> heads_out;  ///< per-head output before averaging (mean only)
     RowMatrix<T> projected;  ///< the residual or root projection, forward scratch
     /// Backward scratch, kept so repeated steps reuse their memory.
+    /// @{
     RowMatrix<T> grad_heads, grad_src, grad_dst, grad_att, grad_values, workspace;
+    /// @}
     DropoutKey dropout;  ///< the dropout key of the forward
   };
 
-  /// Registers and initialises the parameters under `name`.
-  /// @throws InvalidArgument on a non-positive size, a dropout outside [0, 1), or a name in use.
+  /// Registers and initialises the parameters in `store` under `name`, drawing from `rng`.
+  /// @param store   receives the parameters; must outlive the layer
+  /// @param name    prefix of the parameter names, e.g. `conv1`
+  /// @param options sizes and options
+  /// @param rng     draws the Glorot-uniform weights
+  /// @throws InvalidArgument on a non-positive size, a dropout outside [0, 1), a non-finite
+  ///         `negative_slope`, a non-positive `schedule.grain`, or a name in use.
   BasicGatV2Conv(ParameterStore<T>& store, std::string_view name, const GatV2ConvOptions& options,
                  Rng& rng);
 
   /// Computes `out` (N x output_features()). Same contract as `BasicGatConv::forward`.
+  /// @param graph N nodes; its in-edges are the attention mask
+  /// @param x     N x F, dense or sparse
+  /// @param mode  `Mode::kTrain` applies attention dropout, `Mode::kEval` does not
+  /// @param rng   draws the attention-dropout key in training mode (untouched in evaluation)
+  /// @param cache receives what `backward` and `attention` need; one per concurrent call
+  /// @param out   resized to N x output_features()
+  /// @throws InvalidArgument when x's shape does not match the graph or `in_features`.
   void forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng, Cache& cache,
                RowMatrix<T>& out) const;
-  /// Same contract as `BasicGatConv::backward`.
+  /// Adds the parameter gradients into the store and, when asked, writes dL/dx. Same contract
+  /// as `BasicGatConv::backward`.
+  /// @param graph    the forward's graph
+  /// @param x        the forward's input
+  /// @param cache    the forward's cache; its scratch buffers are reused
+  /// @param grad_out dL/dout, N x output_features()
+  /// @param grad_x   null, or resized to N x F and overwritten with dL/dx
+  /// @throws InvalidArgument when `grad_out` is not N x output_features(), or `grad_x` is asked
+  ///         for a sparse `x`.
   void backward(const Graph& graph, InputRef<T> x, Cache& cache, const RowMatrix<T>& grad_out,
                 RowMatrix<T>* grad_x) const;
   /// The attention of the last forward run with `cache` on `graph`.
+  /// @param graph the forward's graph
+  /// @param cache the forward's cache
+  /// @return alpha (E x H, before dropout) with the edges of the mask it ran on, added
+  ///         self-loops included
   [[nodiscard]] AttentionWeights<T> attention(const Graph& graph, const Cache& cache) const;
 
   /// The options the layer was built with.
+  /// @return the options as given to the constructor
   [[nodiscard]] const GatV2ConvOptions& options() const noexcept { return options_; }
-  /// H * C with `concat`, else C.
+  /// The width of the output.
+  /// @return H * C with `concat`, else C
   [[nodiscard]] std::int64_t output_features() const noexcept;
 
  private:
@@ -88,6 +118,7 @@ class BasicGatV2Conv {
   std::optional<Projection> residual_;
 };
 
+/// The GATv2 layer in single precision, as models use it.
 using GatV2Conv = BasicGatV2Conv<float>;
 
 }  // namespace maskgat::nn

@@ -34,11 +34,14 @@ struct AttentionWeights {
 /// The parameters of a projection `x W + b` inside a layer: W is F_in x F_out (`x W`, the
 /// transpose of PyTorch's `Linear.weight`), the bias 1 x F_out and optional.
 struct Projection {
-  Parameter weight;
-  std::optional<Parameter> bias;
+  Parameter weight;               ///< W, F_in x F_out
+  std::optional<Parameter> bias;  ///< b, 1 x F_out, when the projection has one
 };
 
-/// Pairs the mask a forward ran on with its alpha (E x H) as `AttentionWeights`.
+/// Pairs the mask a forward ran on with its alpha (E x H) as `AttentionWeights`. O(N + E).
+/// @param mask  the mask the forward attended over (with any self-loops the layer added)
+/// @param alpha E x H, in the mask's destination-major edge order
+/// @return the mask's E sources and destinations and a copy of `alpha`
 template <typename T>
 [[nodiscard]] AttentionWeights<T> attention_weights(const Graph& mask, const RowMatrix<T>& alpha);
 

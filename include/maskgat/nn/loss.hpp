@@ -10,8 +10,10 @@
 
 namespace maskgat::nn {
 
-/// Row-wise `out(i, k) = z(i, k) - m_i - log sum_k' exp(z(i, k') - m_i)`, with `m_i` the row
-/// maximum (no overflow for any finite logits). `out` is resized to N x K.
+/// Row-wise ``out(i, k) = z(i, k) - m_i - log sum_k' exp(z(i, k') - m_i)``, with `m_i` the row
+/// maximum (no overflow for any finite logits). Serial.
+/// @param logits N x K
+/// @param out    resized to N x K
 template <typename T>
 void log_softmax(const RowMatrix<T>& logits, RowMatrix<T>& out);
 
@@ -19,9 +21,13 @@ void log_softmax(const RowMatrix<T>& logits, RowMatrix<T>& out);
 /// `log_softmax(logits)`: `L = -1/|nodes| sum_{i in nodes} log p(i, labels[i])`.
 /// With `grad`, also writes dL/dlogits (resized to N x K): `(p(i, .) - onehot(labels[i])) /
 /// |nodes|` on the rows of `nodes`, zero elsewhere. Serial, in the order of `nodes`.
+/// @param logits N x K
 /// @param labels N class ids
-/// @throws InvalidArgument when `nodes` is empty, a node is outside [0, N), or its label is
-///         outside [0, K).
+/// @param nodes  the nodes to average over, each in [0, N) (a node listed twice counts twice)
+/// @param grad   null, or resized to N x K and overwritten with dL/dlogits
+/// @return L, accumulated in double precision
+/// @throws InvalidArgument when `nodes` is empty, a node is outside [0, N) or beyond `labels`,
+///         or its label is outside [0, K) (-1, unlabelled, included).
 template <typename T>
 double nll_loss(const RowMatrix<T>& logits, std::span<const std::int32_t> labels,
                 std::span<const NodeId> nodes, RowMatrix<T>* grad = nullptr);

@@ -19,24 +19,28 @@ namespace maskgat::nn {
 /// Which attention layer the model stacks.
 enum class AttentionKind { kGat, kGatv2, kDot };
 
-/// `gat`, `gatv2` or `dot`.
+/// The name of an attention kind, as the CLI and checkpoints spell it.
+/// @param kind any kind
+/// @return `gat`, `gatv2` or `dot` (a static string)
 [[nodiscard]] const char* attention_kind_name(AttentionKind kind) noexcept;
 /// Parses `gat`, `gatv2` or `dot`.
+/// @param name the exact, lower-case name
+/// @return the kind `attention_kind_name` names so
 /// @throws InvalidArgument naming the accepted values.
 [[nodiscard]] AttentionKind parse_attention_kind(std::string_view name);
 
 /// The shape and regularisation of a `Model`; the defaults are the GAT paper's (Cora, CiteSeer).
 struct ModelOptions {
-  AttentionKind attention = AttentionKind::kGat;
-  std::int64_t in_features = 0;    ///< F (> 0)
-  std::int64_t classes = 0;        ///< K (> 0)
+  AttentionKind attention = AttentionKind::kGat;  ///< the layer every level uses
+  std::int64_t in_features = 0;                   ///< F (> 0)
+  std::int64_t classes = 0;                       ///< K (> 0)
   std::int64_t layers = 2;         ///< attention layers (>= 1); all but the last are hidden
   std::int64_t heads = 8;          ///< heads of every hidden layer, concatenated
   std::int64_t hidden = 8;         ///< features per head of every hidden layer
   std::int64_t output_heads = 1;   ///< heads of the output layer, averaged
   double dropout = 0.6;            ///< dropout on every layer's input, in [0, 1)
   double attention_dropout = 0.6;  ///< dropout on the attention coefficients, in [0, 1)
-  Schedule schedule{};
+  Schedule schedule{};             ///< task sizes of every layer's kernels (speed only)
 };
 
 /// The GAT paper's transductive model (Veličković et al. 2018), with any of the three attention
@@ -55,27 +59,51 @@ template <typename T>
 class BasicModel {
  public:
   /// Builds the layers and initialises them (Glorot) from `rng`.
-  /// @throws InvalidArgument on a non-positive size or a dropout outside [0, 1).
+  /// @param options the model's shape; `in_features` and `classes` must be set
+  /// @param rng     draws the initial weights, layer by layer
+  /// @throws InvalidArgument on a non-positive size, a dropout or attention dropout outside
+  ///         [0, 1), or a non-positive `schedule.grain`.
   BasicModel(const ModelOptions& options, Rng& rng);
   ~BasicModel();
+  /// Takes over another model; the moved-from model may only be assigned to or destroyed.
   BasicModel(BasicModel&&) noexcept;
+  /// Takes over another model; the moved-from model may only be assigned to or destroyed.
+  /// @return `*this`
   BasicModel& operator=(BasicModel&&) noexcept;
   BasicModel(const BasicModel&) = delete;
   BasicModel& operator=(const BasicModel&) = delete;
 
-  /// The logits (N x K) of every node; valid until the next `forward`.
-  /// @throws InvalidArgument when x's shape does not match the mask or `in_features`.
+  /// Runs every layer on every node.
+  /// @param mask the attention mask (N nodes), typically `masks::from_graph(graph)`
+  /// @param x    N x F features, dense or sparse
+  /// @param mode `Mode::kTrain` applies input and attention dropout, `Mode::kEval` neither
+  /// @param rng  draws one key per dropout in training mode (untouched in evaluation)
+  /// @return the logits (N x K) of every node; valid until the next `forward`
+  /// @throws InvalidArgument when x's shape does not match the mask or `in_features`, or when
+  ///         input dropout in training meets a sparse `x` that is not compressed.
   const RowMatrix<T>& forward(const Graph& mask, InputRef<T> x, Mode mode, Rng& rng);
 
   /// Adds dL/dparameters into `parameters().grads()`, from dL/dlogits (N x K). `mask` and `x`
-  /// must be those of the last `forward`.
+  /// must be those of the last `forward`. The caller zeroes the gradients between steps.
+  /// @param mask        the last forward's mask
+  /// @param x           the last forward's input
+  /// @param grad_logits dL/dlogits, N x K
+  /// @throws InvalidArgument when `grad_logits` is not N x K.
   void backward(const Graph& mask, InputRef<T> x, const RowMatrix<T>& grad_logits);
 
   /// The attention of every layer in the last forward, `conv1` first.
+  /// @param mask the last forward's mask
+  /// @return one `AttentionWeights` per layer (E x H each, before dropout)
   [[nodiscard]] std::vector<AttentionWeights<T>> attention(const Graph& mask) const;
 
+  /// The model's parameters and gradients, for the optimizer and checkpoints.
+  /// @return the store, named `conv1.weight`, ...; it lives as long as the model
   [[nodiscard]] ParameterStore<T>& parameters() noexcept;
+  /// The model's parameters and gradients, read-only.
+  /// @return the store, named `conv1.weight`, ...; it lives as long as the model
   [[nodiscard]] const ParameterStore<T>& parameters() const noexcept;
+  /// The options the model was built with.
+  /// @return the options as given to the constructor
   [[nodiscard]] const ModelOptions& options() const noexcept;
 
  private:
@@ -83,6 +111,7 @@ class BasicModel {
   std::unique_ptr<Impl> impl_;
 };
 
+/// The node classifier in single precision, as training and checkpoints use it.
 using Model = BasicModel<float>;
 
 }  // namespace maskgat::nn

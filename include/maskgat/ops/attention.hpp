@@ -17,10 +17,17 @@
 namespace maskgat::ops {
 
 /// `alpha = edge_softmax(sddmm(score))` (resized to E x H, before dropout) and
-/// `out = spmm(alpha, values, dropout)` (resized to N x (H * C)).
-/// @param values N x (H * C) with H the score's head count
-/// @throws InvalidArgument on mismatched shapes or a dropout probability outside [0, 1).
-/// Parallel over destination rows, edge-balanced (bitwise deterministic).
+/// `out = spmm(alpha, values, dropout)` (resized to N x (H * C)). Parallel over destination
+/// rows, edge-balanced (bitwise deterministic).
+/// @param mask     N nodes, E edges; row i is node i's in-edges
+/// @param score    an `AdditiveScore`, `DotScore` or `Gatv2Score` whose matrices have N rows
+/// @param values   N x (H * C) with H the score's head count
+/// @param dropout  the attention-dropout key (probability 0: no dropout)
+/// @param alpha    resized to E x H: the softmax before dropout, which the backward needs
+/// @param out      resized to N x (H * C)
+/// @param schedule task sizes; they change speed only, never the result
+/// @throws InvalidArgument on mismatched shapes, a dropout probability outside [0, 1) or a
+///         non-positive `schedule.grain`.
 template <typename Score>
 void attention(const Graph& mask, const Score& score,
                const RowMatrix<typename Score::Scalar>& values, const DropoutKey& dropout,
@@ -28,14 +35,24 @@ void attention(const Graph& mask, const Score& score,
                const Schedule& schedule = {});
 
 /// Backward of `attention`, from `grad_out` (N x (H * C)): writes the score inputs' gradients
-/// into `grad_score` and `grad_values` (resized to N x (H * C)).
-/// @param alpha     the forward's alpha
-/// @param workspace scratch for the per-edge gradients (E x H) and the attention-dropout mask (a
-///                  byte per coefficient); resized, contents unspecified on return. Pass the same
-///                  matrix every step so no memory is allocated
-/// @throws InvalidArgument on mismatched shapes.
-/// A pass over destination rows (softmax and destination-side gradients), then one over source
-/// rows of the transpose (values and source-side gradients): no atomics, bitwise deterministic.
+/// into `grad_score` and `grad_values` (resized to N x (H * C)). A pass over destination rows
+/// (softmax and destination-side gradients), then one over source rows of the transpose (values
+/// and source-side gradients): no atomics, bitwise deterministic.
+/// @param mask        the forward's mask (N nodes, E edges)
+/// @param score       the forward's score
+/// @param values      N x (H * C), the forward's
+/// @param alpha       the forward's alpha, E x H
+/// @param dropout     the forward's attention-dropout key, so the same mask is recomputed
+/// @param grad_out    N x (H * C)
+/// @param grad_score  the score's gradient type (`AdditiveScoreGrad` for `AdditiveScore`, ...),
+///                    resized and overwritten
+/// @param grad_values resized to N x (H * C) and overwritten
+/// @param workspace   scratch for the per-edge gradients (E x H) and the attention-dropout mask (a
+///                    byte per coefficient); resized, contents unspecified on return. Pass the
+///                    same matrix every step so no memory is allocated
+/// @param schedule    task sizes; they change speed only, never the result
+/// @throws InvalidArgument on mismatched shapes, a dropout probability outside [0, 1) or a
+///         non-positive `schedule.grain`.
 template <typename Score, typename Grad>
 void attention_backward(const Graph& mask, const Score& score,
                         const RowMatrix<typename Score::Scalar>& values,

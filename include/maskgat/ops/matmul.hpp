@@ -12,15 +12,17 @@
 
 namespace maskgat::ops {
 
-/// `out = x * weight` (`out` resized to N x K).
+/// `out = x * weight` (`out` resized to N x K). Fixed blocks of output rows.
 /// @param x      N x F, dense or sparse
 /// @param weight F x K
+/// @param out    resized to N x K and overwritten; must not alias `x` or `weight`
 /// @throws InvalidArgument when `x` has not F columns.
 template <typename T>
 void matmul(InputRef<T> x, const Eigen::Ref<const RowMatrix<T>>& weight, RowMatrix<T>& out);
 
 /// `grad_weight += x^T * grad_out`; for sparse `x`, each row f of `grad_weight` adds the entries
-/// (i, f) of `x` in row order, summed in registers.
+/// (i, f) of `x` in row order, summed in registers. Fixed blocks of rows of `grad_weight`.
+/// @param x           N x F, dense or sparse: the forward's input
 /// @param grad_out    N x K
 /// @param grad_weight F x K, accumulated into
 /// @throws InvalidArgument on mismatched shapes.
@@ -28,7 +30,10 @@ template <typename T>
 void matmul_backward_weight(InputRef<T> x, const RowMatrix<T>& grad_out,
                             Eigen::Ref<RowMatrix<T>> grad_weight);
 
-/// `grad_x += grad_out * weight^T` (`grad_x` must already be N x F).
+/// `grad_x += grad_out * weight^T` (`grad_x` must already be N x F). Fixed blocks of rows.
+/// @param grad_out N x K
+/// @param weight   F x K
+/// @param grad_x   N x F, accumulated into
 /// @throws InvalidArgument on mismatched shapes.
 template <typename T>
 void matmul_backward_input(const RowMatrix<T>& grad_out,

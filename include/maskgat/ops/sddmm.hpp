@@ -25,35 +25,35 @@ namespace maskgat::ops {
 /// per-edge feature vector is ever formed.
 template <typename T>
 struct AdditiveScore {
-  using Scalar = T;
-  const RowMatrix<T>& src;  ///< N x H, the source term of every node and head
-  const RowMatrix<T>& dst;  ///< N x H, the destination term
-  T negative_slope = T(0.2);
+  using Scalar = T;           ///< the element type, `float` or `double`
+  const RowMatrix<T>& src;    ///< N x H, the source term of every node and head
+  const RowMatrix<T>& dst;    ///< N x H, the destination term
+  T negative_slope = T(0.2);  ///< LeakyReLU slope for negative sums
 };
 
 /// Gradients of an `AdditiveScore`'s inputs; each matrix is resized to N x H and overwritten.
 template <typename T>
 struct AdditiveScoreGrad {
-  RowMatrix<T>& src;
-  RowMatrix<T>& dst;
+  RowMatrix<T>& src;  ///< dL/dsrc, N x H
+  RowMatrix<T>& dst;  ///< dL/ddst, N x H
 };
 
 /// Scaled dot-product attention (Vaswani et al. 2017; PyG's TransformerConv):
 /// `score(i, j, h) = scale * <query(i, h), key(j, h)>`, usually `scale = 1 / sqrt(C)`.
 template <typename T>
 struct DotScore {
-  using Scalar = T;
+  using Scalar = T;           ///< the element type, `float` or `double`
   const RowMatrix<T>& query;  ///< N x (H * C)
   const RowMatrix<T>& key;    ///< N x (H * C)
   std::int64_t heads = 1;     ///< H, dividing the column count
-  T scale = T(1);
+  T scale = T(1);             ///< factor of every dot product
 };
 
 /// Gradients of a `DotScore`'s inputs; each matrix is resized to N x (H * C) and overwritten.
 template <typename T>
 struct DotScoreGrad {
-  RowMatrix<T>& query;
-  RowMatrix<T>& key;
+  RowMatrix<T>& query;  ///< dL/dquery, N x (H * C)
+  RowMatrix<T>& key;    ///< dL/dkey, N x (H * C)
 };
 
 /// GATv2 attention (Brody et al. 2022):
@@ -62,32 +62,45 @@ struct DotScoreGrad {
 /// kernel, never stored per edge.
 template <typename T>
 struct Gatv2Score {
-  using Scalar = T;
-  const RowMatrix<T>& src;  ///< N x (H * C)
-  const RowMatrix<T>& dst;  ///< N x (H * C)
-  const RowMatrix<T>& att;  ///< H x C
-  T negative_slope = T(0.2);
+  using Scalar = T;           ///< the element type, `float` or `double`
+  const RowMatrix<T>& src;    ///< N x (H * C)
+  const RowMatrix<T>& dst;    ///< N x (H * C)
+  const RowMatrix<T>& att;    ///< H x C
+  T negative_slope = T(0.2);  ///< LeakyReLU slope, applied per channel
 };
 
 /// Gradients of a `Gatv2Score`'s inputs; resized (N x (H * C), N x (H * C), H x C) and
 /// overwritten. `att`'s gradient sums per-node partials over fixed node blocks.
 template <typename T>
 struct Gatv2ScoreGrad {
-  RowMatrix<T>& src;
-  RowMatrix<T>& dst;
-  RowMatrix<T>& att;
+  RowMatrix<T>& src;  ///< dL/dsrc, N x (H * C)
+  RowMatrix<T>& dst;  ///< dL/ddst, N x (H * C)
+  RowMatrix<T>& att;  ///< dL/datt, H x C
 };
 
-/// Computes `scores` (resized to E x H) for every entry of `mask`.
+/// Computes `scores` (resized to E x H) for every entry of `mask`. Parallel over destination
+/// rows (bitwise deterministic).
+/// @param mask     N nodes, E edges; row i is node i's in-edges
+/// @param score    an `AdditiveScore`, `DotScore` or `Gatv2Score` whose matrices have N rows
+/// @param scores   resized to E x H, destination-major
+/// @param schedule task sizes; they change speed only, never the result
 /// @throws InvalidArgument when the score's matrices do not have `mask.num_nodes()` rows, their
-///         widths disagree, or the head count does not divide them.
+///         widths disagree, the head count is not positive or does not divide them, or
+///         `schedule.grain` is not positive.
 template <typename Score>
 void sddmm(const Graph& mask, const Score& score, RowMatrix<typename Score::Scalar>& scores,
            const Schedule& schedule = {});
 
 /// Backward of `sddmm`: from `grad_scores` (E x H) writes the gradients of the score's inputs.
 /// `Grad` is the score's gradient type (`AdditiveScoreGrad` for `AdditiveScore`, ...).
-/// @throws InvalidArgument on the shape errors of `sddmm` or when `grad_scores` is not E x H.
+/// Destination-side gradients over destination rows, source-side ones over the transpose, no
+/// atomics (bitwise deterministic).
+/// @param mask        the forward's mask (N nodes, E edges)
+/// @param score       the forward's score
+/// @param grad_scores E x H, destination-major
+/// @param grad        the score inputs' gradients, resized and overwritten
+/// @param schedule    task sizes; they change speed only, never the result
+/// @throws InvalidArgument on the errors of `sddmm` or when `grad_scores` is not E x H.
 template <typename Score, typename Grad>
 void sddmm_backward(const Graph& mask, const Score& score,
                     const RowMatrix<typename Score::Scalar>& grad_scores, Grad& grad,

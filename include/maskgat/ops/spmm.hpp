@@ -15,22 +15,33 @@ namespace maskgat::ops {
 /// `out(i, h) = sum_{e = (j -> i)} d(e, h) * alpha(e, h) * values(j, h)` where `values(j, h)` is
 /// the h-th block of C channels of row j and `d` the attention-dropout factor of element
 /// `e * H + h` under `dropout` (1 without dropout).
-/// A node with no in-edges gets a zero row.
-/// @param alpha  E x H, destination-major
-/// @param values N x (H * C)
-/// @param out    resized to N x (H * C)
-/// @throws InvalidArgument on mismatched shapes or a dropout probability outside [0, 1).
-/// Parallel over destination rows (bitwise deterministic).
+/// A node with no in-edges gets a zero row. Parallel over destination rows (bitwise
+/// deterministic).
+/// @param mask     N nodes, E edges; row i is node i's in-edges
+/// @param alpha    E x H, destination-major
+/// @param values   N x (H * C)
+/// @param dropout  the attention-dropout key (probability 0: no dropout)
+/// @param out      resized to N x (H * C)
+/// @param schedule task sizes; they change speed only, never the result
+/// @throws InvalidArgument on mismatched shapes (H not dividing the width of `values`), a
+///         dropout probability outside [0, 1) or a non-positive `schedule.grain`.
 template <typename T>
 void spmm(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& values,
           const DropoutKey& dropout, RowMatrix<T>& out, const Schedule& schedule = {});
 
 /// Backward of `spmm`: `grad_alpha(e, h) = d(e, h) * <grad_out(i, h), values(j, h)>` over
 /// destination rows and `grad_values(j, h) = sum_{e = (j -> i)} d(e, h) * alpha(e, h) *
-/// grad_out(i, h)` over the transpose, with no atomics.
+/// grad_out(i, h)` over the transpose, with no atomics (bitwise deterministic).
+/// @param mask        the forward's mask (N nodes, E edges)
+/// @param alpha       E x H, the forward's
+/// @param values      N x (H * C), the forward's
+/// @param dropout     the forward's attention-dropout key, so the same mask is recomputed
+/// @param grad_out    N x (H * C)
 /// @param grad_alpha  resized to E x H
 /// @param grad_values resized to N x (H * C)
-/// @throws InvalidArgument on mismatched shapes.
+/// @param schedule    task sizes; they change speed only, never the result
+/// @throws InvalidArgument on mismatched shapes, a dropout probability outside [0, 1) or a
+///         non-positive `schedule.grain`.
 template <typename T>
 void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& values,
                    const DropoutKey& dropout, const RowMatrix<T>& grad_out,

@@ -20,13 +20,13 @@ struct TrainingState {
   bool stopped = false;                                        ///< early stopping ended the run
   double best_accuracy = 0.0;                                  ///< best validation accuracy seen
   double best_loss = std::numeric_limits<double>::infinity();  ///< best validation loss seen
-  std::int64_t waiting = 0;  ///< epochs since the patience counter was last reset
-  std::int64_t best_epoch = 0;
-  double best_val_accuracy = 0.0;  ///< validation accuracy at `best_epoch`
-  double best_val_loss = 0.0;      ///< validation loss at `best_epoch`
-  std::vector<float> best_values;  ///< parameters at `best_epoch`
-  std::vector<float> last_values;  ///< parameters after `epoch` (where training resumes)
-  std::int64_t optimizer_steps = 0;
+  std::int64_t waiting = 0;             ///< epochs since the patience counter was last reset
+  std::int64_t best_epoch = 0;          ///< the epoch whose parameters are the best so far
+  double best_val_accuracy = 0.0;       ///< validation accuracy at `best_epoch`
+  double best_val_loss = 0.0;           ///< validation loss at `best_epoch`
+  std::vector<float> best_values;       ///< parameters at `best_epoch`
+  std::vector<float> last_values;       ///< parameters after `epoch` (where training resumes)
+  std::int64_t optimizer_steps = 0;     ///< Adam's t
   std::vector<float> optimizer_first;   ///< Adam's m
   std::vector<float> optimizer_second;  ///< Adam's v
   RngState rng;                         ///< the run's generator after `epoch`
@@ -34,9 +34,9 @@ struct TrainingState {
 
 /// The name and shape of one parameter tensor.
 struct ParameterShape {
-  std::string name;
-  std::int64_t rows = 0;
-  std::int64_t cols = 0;
+  std::string name;       ///< e.g. `conv1.weight`
+  std::int64_t rows = 0;  ///< the tensor's rows
+  std::int64_t cols = 0;  ///< the tensor's columns
 };
 
 /// A model with what is needed to use it (class names, feature width in `options.model`) and to
@@ -47,28 +47,40 @@ struct Checkpoint {
   std::vector<std::string> class_names;    ///< K names, in class-id order
   std::vector<ParameterShape> parameters;  ///< in `ParameterStore` order
   std::vector<float> values;               ///< the model's parameters (the best epoch's)
-  TrainingState state;
+  TrainingState state;                     ///< where training stands, to resume it
 };
 
 /// Writes `checkpoint` as one versioned binary file: magic `MGATCKPT`, format version, payload
-/// size, payload (little-endian), FNV-1a 64 checksum of the payload. Written to a temporary file
-/// in the same directory and renamed.
+/// size, payload (little-endian), FNV-1a 64 checksum of the payload. Written with
+/// `write_file_atomically`, so `path` never holds a partial file.
+/// @param path       the file to write
+/// @param checkpoint what to save
+/// @param overwrite  replace an existing file
 /// @throws IoError when `path` exists and `overwrite` is false, or writing fails.
 void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint,
                      bool overwrite);
 
-/// Reads a file `save_checkpoint` wrote.
-/// @throws IoError when it cannot be read; ParseError (reader `checkpoint`) naming what is wrong:
-///         not a checkpoint (magic), another format version, truncated, checksum mismatch, or
-///         sizes that contradict each other.
+/// Reads a file `save_checkpoint` wrote. Every count is checked against the bytes present
+/// before anything of that size is allocated.
+/// @param path the file
+/// @return the checkpoint as saved
+/// @throws IoError when it cannot be opened; ParseError (reader `checkpoint`) naming what is
+///         wrong: not a checkpoint (magic), another format version, truncated, checksum
+///         mismatch, an unknown attention kind, or sizes that contradict each other.
 [[nodiscard]] Checkpoint load_checkpoint(const std::filesystem::path& path);
 
 /// The model a checkpoint describes, holding its parameters (`values`).
-/// @throws InvalidArgument when the parameters do not match the model the options describe,
-///         naming the first parameter that differs.
+/// @param checkpoint e.g. from `load_checkpoint`
+/// @return a model built from `checkpoint.options.model`
+/// @throws InvalidArgument when the options are invalid (as `BasicModel`'s constructor) or the
+///         parameters do not match the model they describe, naming the first parameter that
+///         differs.
 [[nodiscard]] nn::Model load_model(const Checkpoint& checkpoint);
 
 /// Checks that `parameters` and `values` fit `store` name for name and shape for shape.
+/// @param store      the model's parameters
+/// @param parameters the saved names and shapes, in store order
+/// @param values     the number of saved values
 /// @throws InvalidArgument naming the first parameter that differs, e.g.
 ///         `checkpoint: parameter conv1.weight is 3703 x 64, the model has 1433 x 64`.
 void check_parameters(const nn::ParameterStore<float>& store,

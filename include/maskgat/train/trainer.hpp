@@ -19,25 +19,27 @@ struct Checkpoint;
 
 /// Everything that defines a training run.
 struct TrainOptions {
-  nn::ModelOptions model;  ///< `in_features` and `classes` are taken from the dataset
-  optim::AdamOptions optimizer;
-  std::int64_t epochs = 10000;  ///< at most this many epochs (> 0)
-  std::int64_t patience = 100;  ///< early-stopping patience; 0 trains exactly `epochs` epochs
-  std::uint64_t seed = 0;       ///< the only source of randomness (initialisation and dropout)
+  nn::ModelOptions model;        ///< `in_features` and `classes` are taken from the dataset
+  optim::AdamOptions optimizer;  ///< Adam's hyper-parameters
+  std::int64_t epochs = 10000;   ///< at most this many epochs (> 0)
+  std::int64_t patience = 100;   ///< early-stopping patience; 0 trains exactly `epochs` epochs
+  std::uint64_t seed = 0;        ///< the only source of randomness (initialisation and dropout)
 };
 
 /// The GAT paper's settings (Veličković et al. 2018) for `dataset`: for `pubmed` 8 averaged
 /// output heads, learning rate 0.01 and weight decay 1e-3; for every other name the Cora and
 /// CiteSeer settings (the `TrainOptions` defaults).
+/// @param dataset a dataset name, e.g. `pubmed`
+/// @return the options, with seed 0
 [[nodiscard]] TrainOptions paper_recipe(std::string_view dataset);
 
 /// What one epoch measured; passed to `fit`'s callback.
 struct EpochStats {
-  std::int64_t epoch = 0;       ///< 1-based
-  double train_loss = 0.0;      ///< of the training pass (with dropout)
-  double train_accuracy = 0.0;  ///< of the training pass (with dropout)
-  double val_loss = 0.0;        ///< evaluation pass (no dropout)
-  double val_accuracy = 0.0;
+  std::int64_t epoch = 0;           ///< 1-based
+  double train_loss = 0.0;          ///< of the training pass (with dropout)
+  double train_accuracy = 0.0;      ///< of the training pass (with dropout)
+  double val_loss = 0.0;            ///< evaluation pass (no dropout)
+  double val_accuracy = 0.0;        ///< evaluation pass (no dropout)
   double milliseconds = 0.0;        ///< training step plus evaluation pass
   double train_milliseconds = 0.0;  ///< the training step alone (forward, backward, Adam)
   bool improved = false;            ///< the patience counter was reset
@@ -56,11 +58,11 @@ struct FitResult {
 
 /// Loss, accuracy, macro-F1 and confusion matrix of one split part.
 struct SplitMetrics {
-  std::int64_t nodes = 0;
-  double loss = 0.0;
-  double accuracy = 0.0;
-  double macro_f1 = 0.0;
-  ConfusionMatrix confusion;
+  std::int64_t nodes = 0;     ///< nodes in the part
+  double loss = 0.0;          ///< mean negative log-likelihood (`nn::nll_loss`)
+  double accuracy = 0.0;      ///< fraction predicted correctly
+  double macro_f1 = 0.0;      ///< `ConfusionMatrix::macro_f1`
+  ConfusionMatrix confusion;  ///< true against predicted class
 };
 
 /// Trains a `Model` on a dataset's training nodes with Adam, full batch, one step per epoch.
@@ -75,39 +77,63 @@ struct SplitMetrics {
 /// give bitwise the same run on any number of threads. The dataset must outlive the trainer.
 class Trainer {
  public:
-  /// @throws InvalidArgument when the dataset has no features, no classes, no training nodes, or
-  ///         no validation nodes while `patience > 0`, or the options are invalid.
+  /// A new run: the model initialised from `options.seed`, Adam at step 0.
+  /// @param dataset features, labels and split; must outlive the trainer
+  /// @param options the run's settings
+  /// @throws IoError when the dataset's features are unavailable (`Dataset::require_features`);
+  ///         InvalidArgument when it has no classes or no training nodes, no validation nodes
+  ///         while `patience > 0`, or the options are invalid.
   Trainer(const Dataset& dataset, const TrainOptions& options);
   /// Continues the run `checkpoint` saved (options, parameters, optimizer, early-stopping and
   /// random state); `fit` then goes on up to `epochs` (which may be raised by the caller).
-  /// @throws InvalidArgument as above, or when the checkpoint's classes, feature width or
-  ///         parameters do not fit the dataset, naming what differs.
+  /// @param dataset    the data the checkpoint was trained on; must outlive the trainer
+  /// @param checkpoint e.g. from `load_checkpoint`
+  /// @param epochs     the new epoch limit, replacing the checkpoint's
+  /// @throws IoError, InvalidArgument as above, or InvalidArgument when the checkpoint's
+  ///         classes, feature width or parameters do not fit the dataset, naming what differs.
   Trainer(const Dataset& dataset, const Checkpoint& checkpoint, std::int64_t epochs);
   ~Trainer();
+  /// Takes over another trainer; the moved-from one may only be assigned to or destroyed.
   Trainer(Trainer&&) noexcept;
+  /// Takes over another trainer; the moved-from one may only be assigned to or destroyed.
+  /// @return `*this`
   Trainer& operator=(Trainer&&) noexcept;
 
   /// Trains until early stopping or `epochs`; calls `on_epoch` after every epoch. Afterwards the
   /// model holds the best epoch's parameters. Called again (or after resuming), it continues
   /// from the last epoch trained.
+  /// @param on_epoch called with each epoch's measurements, on the calling thread; may be empty
+  /// @return the epochs trained, the best epoch, its validation loss and accuracy, and the test
+  ///         accuracy with its parameters (0 without test nodes)
   /// @throws Error naming the epoch when the loss or a gradient stops being finite (nothing is
-  ///         updated with it; the trainer should then be discarded).
+  ///         updated with it; the trainer should then be discarded); InvalidArgument when a
+  ///         training or validation node has no valid label (from `nn::nll_loss`).
   FitResult fit(const std::function<void(const EpochStats&)>& on_epoch = {});
 
   /// The model and the whole training state, for `save_checkpoint`.
+  /// @return a self-contained copy; saving and resuming it continues the run exactly
   [[nodiscard]] Checkpoint checkpoint() const;
 
   /// Metrics of `part` with the current parameters (evaluation mode).
-  /// @throws InvalidArgument when no node is in `part`.
+  /// @param part the split part to evaluate
+  /// @return loss, accuracy, macro-F1 and confusion matrix over its nodes
+  /// @throws InvalidArgument when no node is in `part` or one of them has no valid label.
   [[nodiscard]] SplitMetrics evaluate(SplitPart part);
-  /// Class probabilities of every node (N x K), evaluation mode.
+  /// Class probabilities of every node, evaluation mode.
+  /// @return N x K, every row summing to 1
   [[nodiscard]] RowMatrix<float> predict_probabilities();
   /// The attention of every layer in an evaluation pass, `conv1` first.
+  /// @return one `nn::AttentionWeights` per layer, over the edges of `mask()`
   [[nodiscard]] std::vector<nn::AttentionWeights<float>> attention();
 
+  /// The model being trained.
+  /// @return the model, holding the current parameters (the best ones after `fit`)
   [[nodiscard]] nn::Model& model() noexcept;
+  /// The run's settings.
+  /// @return the options, with `model.in_features` and `model.classes` taken from the dataset
   [[nodiscard]] const TrainOptions& options() const noexcept;
   /// The attention mask: the dataset's graph with self-loops.
+  /// @return N nodes; the graph every forward pass runs on
   [[nodiscard]] const Graph& mask() const noexcept;
 
  private:
