@@ -21,6 +21,9 @@
 // Every error is a ParseError (LimitError for limits) `<reader>: <path>: <message>` naming the
 // opcode or value and its byte offset, and what was expected against what was found.
 
+// The reader is internal (this header is not installed); its entry points carry MASKGAT_EXPORT
+// only so that the unit tests and fuzz targets can call them in a shared build.
+
 #include <cstdint>
 #include <filesystem>
 #include <span>
@@ -29,6 +32,7 @@
 #include <vector>
 
 #include "maskgat/core/types.hpp"
+#include "maskgat/export.hpp"
 #include "maskgat/io/limits.hpp"
 
 namespace maskgat::detail {
@@ -80,7 +84,7 @@ struct PickleValue {
 
 // A parsed pickle: the file's bytes and every value it created, flat (no value owns another, so
 // cycles through the memo are harmless and destruction never recurses).
-class Pickle {
+class MASKGAT_EXPORT Pickle {
  public:
   // Parses the complete pickle `bytes`; `reader` and `path` are only used in messages.
   // Throws ParseError / LimitError.
@@ -126,12 +130,12 @@ class Pickle {
 };
 
 // The dotted Python name of an allowlisted class, e.g. `numpy.dtype`.
-[[nodiscard]] std::string_view pickle_class_name(PickleClass cls) noexcept;
+[[nodiscard]] MASKGAT_EXPORT std::string_view pickle_class_name(PickleClass cls) noexcept;
 
 // Reads and parses the pickle at `path`. Throws IoError `<reader>: cannot open '<path>': <reason>`,
 // LimitError when the file is larger than `limits.max_file_bytes`, ParseError.
-[[nodiscard]] Pickle read_pickle(const std::filesystem::path& path, std::string_view reader,
-                                 const Limits& limits);
+[[nodiscard]] MASKGAT_EXPORT Pickle read_pickle(const std::filesystem::path& path,
+                                                std::string_view reader, const Limits& limits);
 
 // A scipy.sparse.csr_matrix: `indptr` (rows + 1, starting at 0, non-decreasing), `indices`
 // (column of every entry, in [0, cols), strictly increasing within a row) and finite `values`.
@@ -147,7 +151,8 @@ struct CsrArrays {
 // (converted to float). Rows of unsorted indices are sorted; a column repeated within a row, an
 // inconsistent indptr, an index out of range or a non-finite value is a ParseError. Rows are
 // checked against `limits.max_nodes`, columns against `limits.max_features` (LimitError).
-[[nodiscard]] CsrArrays decode_csr_matrix(const Pickle& pickle, const Limits& limits);
+[[nodiscard]] MASKGAT_EXPORT CsrArrays decode_csr_matrix(const Pickle& pickle,
+                                                         const Limits& limits);
 
 // A dense row-major integer matrix.
 struct IntMatrix {
@@ -157,7 +162,8 @@ struct IntMatrix {
 };
 
 // The root of `pickle` as a 2-D int32/int64 numpy array (C or Fortran order).
-[[nodiscard]] IntMatrix decode_int_matrix(const Pickle& pickle, const Limits& limits);
+[[nodiscard]] MASKGAT_EXPORT IntMatrix decode_int_matrix(const Pickle& pickle,
+                                                         const Limits& limits);
 
 // The edges `key -> item` of a dict (or defaultdict) of int -> list of int, in file order.
 struct AdjacencyLists {
@@ -168,7 +174,8 @@ struct AdjacencyLists {
 // The root of `pickle` as an adjacency dict over `num_nodes` nodes: every key and list item must
 // be an int in [0, num_nodes), no key may appear twice, and the number of entries may not exceed
 // `limits.max_edges` (LimitError).
-[[nodiscard]] AdjacencyLists decode_adjacency(const Pickle& pickle, std::int64_t num_nodes,
-                                              const Limits& limits);
+[[nodiscard]] MASKGAT_EXPORT AdjacencyLists decode_adjacency(const Pickle& pickle,
+                                                             std::int64_t num_nodes,
+                                                             const Limits& limits);
 
 }  // namespace maskgat::detail

@@ -11,28 +11,30 @@
 #include <string>
 #include <string_view>
 
+#include "maskgat/export.hpp"
+
 namespace maskgat {
 
 /// Base class of every MaskGAT exception.
-class Error : public std::runtime_error {
+class MASKGAT_EXPORT Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
 /// A function argument is invalid (wrong shape, contradictory options, unknown name).
-class InvalidArgument : public Error {
+class MASKGAT_EXPORT InvalidArgument : public Error {
  public:
   using Error::Error;
 };
 
 /// A node or edge id is outside the range it must lie in.
-class IndexError : public Error {
+class MASKGAT_EXPORT IndexError : public Error {
  public:
   using Error::Error;
 };
 
 /// A file cannot be opened, read or written.
-class IoError : public Error {
+class MASKGAT_EXPORT IoError : public Error {
  public:
   using Error::Error;
 };
@@ -40,7 +42,7 @@ class IoError : public Error {
 /// A file's content is malformed. Carries the file and the 1-based line (0 when the format has no
 /// lines, e.g. a binary pickle) next to the formatted message
 /// `<reader>: <path>:<line>: <message>`.
-class ParseError : public Error {
+class MASKGAT_EXPORT ParseError : public Error {
  public:
   /// @param reader name of the reader, e.g. `edge_list`
   /// @param path   the path as the user gave it
@@ -64,7 +66,7 @@ class ParseError : public Error {
 /// Input would exceed a configurable size limit (nodes, edges, feature width, array length, file
 /// size, nesting depth). Thrown before anything of that size is allocated; the message names the
 /// limit and how to raise it.
-class LimitError : public ParseError {
+class MASKGAT_EXPORT LimitError : public ParseError {
  public:
   using ParseError::ParseError;
 };

@@ -9,6 +9,8 @@
 #include <array>
 #include <cstdint>
 
+#include "maskgat/export.hpp"
+
 namespace maskgat {
 
 namespace detail {
@@ -85,7 +87,7 @@ struct RngState {
 
 /// A sequential generator (xoshiro256**, seeded through SplitMix64).
 /// Not thread-safe: give each task its own, or use `counter_hash`.
-class Rng {
+class MASKGAT_EXPORT Rng {
  public:
   /// Seeds the four state words from `seed` with SplitMix64.
   /// @param seed any value; equal seeds give equal sequences

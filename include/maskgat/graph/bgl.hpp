@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "maskgat/export.hpp"
 #include "maskgat/graph/graph.hpp"
 
 namespace maskgat {
@@ -21,14 +22,14 @@ struct BglEdge {
 
 /// A bidirectional BGL CSR graph (out-edges by source, in-edges by destination), one vertex per
 /// node, vertex descriptors equal to MaskGAT node ids.
-using BglGraph = boost::compressed_sparse_row_graph<boost::bidirectionalS, boost::no_property,
-                                                    BglEdge, boost::no_property, std::uint32_t,
-                                                    std::uint64_t>;
+using BglGraph =
+    boost::compressed_sparse_row_graph<boost::bidirectionalS, boost::no_property, BglEdge,
+                                       boost::no_property, std::uint32_t, std::uint64_t>;
 
 /// Copies `graph` into a `BglGraph` (every edge `src -> dst` an out-edge of `src`). O(N + E).
 /// @param graph any graph
 /// @return N vertices and E edges, each bundled with its weight and MaskGAT edge id
-[[nodiscard]] BglGraph to_bgl(const Graph& graph);
+[[nodiscard]] MASKGAT_EXPORT BglGraph to_bgl(const Graph& graph);
 
 /// Copies a `BglGraph` back (through `build_graph`). O(N + E log d).
 /// @param bgl      one vertex per node; at most one edge per (source, target) pair
@@ -36,7 +37,7 @@ using BglGraph = boost::compressed_sparse_row_graph<boost::bidirectionalS, boost
 /// @return the graph with `bgl`'s vertices as nodes and its edges in destination-major order
 /// @throws InvalidArgument on parallel edges (a `Graph` is simple), more than 2^31 - 1
 ///         vertices or, when `weighted`, a non-finite weight.
-[[nodiscard]] Graph from_bgl(const BglGraph& bgl, bool weighted);
+[[nodiscard]] MASKGAT_EXPORT Graph from_bgl(const BglGraph& bgl, bool weighted);
 
 /// Weakly connected components through Boost.Graph (`strong_components` of the symmetrised
 /// graph). O(N + E), serial.
@@ -44,6 +45,7 @@ using BglGraph = boost::compressed_sparse_row_graph<boost::bidirectionalS, boost
 /// @param component when not null, resized to N and given each node's component id, numbered
 ///                  from 0 in order of each component's smallest node
 /// @return the number of components (0 for an empty graph)
-std::int64_t weak_components(const Graph& graph, std::vector<std::int32_t>* component = nullptr);
+MASKGAT_EXPORT std::int64_t weak_components(const Graph& graph,
+                                            std::vector<std::int32_t>* component = nullptr);
 
 }  // namespace maskgat

@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "maskgat/core/types.hpp"
+#include "maskgat/export.hpp"
 #include "maskgat/graph/graph.hpp"
 
 namespace maskgat {
 
 /// Edges as parallel arrays, in any order, possibly with duplicates: edge `k` is
 /// `sources[k] -> targets[k]` with weight `weights[k]` (weights empty for an unweighted graph).
-struct EdgeList {
+struct MASKGAT_EXPORT EdgeList {
   std::vector<NodeId> sources;  ///< source of every edge
   std::vector<NodeId> targets;  ///< destination of every edge, as many as `sources`
   std::vector<float> weights;   ///< weight of every edge, or empty for an unweighted graph
@@ -36,29 +37,29 @@ struct GraphEdit {
 /// @return the graph (weighted as `edges` is), `added` 0 and `removed` the merged duplicates
 /// @throws InvalidArgument if the arrays differ in length, a weight is not finite, or
 ///         `num_nodes` is outside [0, 2^31 - 1]; IndexError for an id outside [0, num_nodes).
-[[nodiscard]] GraphEdit build_graph(std::int64_t num_nodes, const EdgeList& edges);
+[[nodiscard]] MASKGAT_EXPORT GraphEdit build_graph(std::int64_t num_nodes, const EdgeList& edges);
 
 /// Adds the loop `i -> i` to every node that lacks one (idempotent, as PyG's
 /// `add_remaining_self_loops`). O(N + E), serial.
 /// @param graph       any graph
 /// @param loop_weight weight of the new loops in a weighted graph (unused when unweighted)
 /// @return the graph with every loop, and `added` the loops that were missing
-[[nodiscard]] GraphEdit add_self_loops(const Graph& graph, float loop_weight = 1.0F);
+[[nodiscard]] MASKGAT_EXPORT GraphEdit add_self_loops(const Graph& graph, float loop_weight = 1.0F);
 
 /// Removes every self-loop. O(N + E), serial.
 /// @param graph any graph
 /// @return the graph without loops, and `removed` the loops there were
-[[nodiscard]] GraphEdit remove_self_loops(const Graph& graph);
+[[nodiscard]] MASKGAT_EXPORT GraphEdit remove_self_loops(const Graph& graph);
 
 /// Adds `j -> i` for every edge `i -> j` that has no reverse; a new reverse edge copies the
 /// weight of its forward edge. Existing reverse pairs keep their own weights. O(N + E), serial.
 /// @param graph any graph
 /// @return the symmetric graph, and `added` the reverse edges that were missing
-[[nodiscard]] GraphEdit symmetrize(const Graph& graph);
+[[nodiscard]] MASKGAT_EXPORT GraphEdit symmetrize(const Graph& graph);
 
 /// The edges of `graph` in destination-major order (the inverse of `build_graph`).
 /// @param graph any graph
 /// @return E edges, with the weights when the graph has them
-[[nodiscard]] EdgeList to_edge_list(const Graph& graph);
+[[nodiscard]] MASKGAT_EXPORT EdgeList to_edge_list(const Graph& graph);
 
 }  // namespace maskgat

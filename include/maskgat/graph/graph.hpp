@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "maskgat/core/types.hpp"
+#include "maskgat/export.hpp"
 
 namespace maskgat {
 
@@ -26,7 +27,7 @@ namespace maskgat {
 ///
 /// Optional per-edge weights are stored in destination-major order. Copies share nothing and are
 /// cheap to move; a `Graph` never changes after construction.
-class Graph {
+class MASKGAT_EXPORT Graph {
  public:
   /// The empty graph (0 nodes, 0 edges).
   Graph();

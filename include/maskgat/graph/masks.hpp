@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "maskgat/export.hpp"
 #include "maskgat/graph/graph.hpp"
 
 namespace maskgat::masks {
@@ -20,7 +21,7 @@ namespace maskgat::masks {
 /// @param graph      the graph whose in-edges are the attention pattern
 /// @param self_loops add the loop `i -> i` of every node that lacks one
 /// @return an unweighted mask on the same N nodes
-[[nodiscard]] Graph from_graph(const Graph& graph, bool self_loops = true);
+[[nodiscard]] MASKGAT_EXPORT Graph from_graph(const Graph& graph, bool self_loops = true);
 
 /// Truncated self-attention over a sequence of `length` positions: position i attends to
 /// positions `[i - half_width, i + half_width]` clipped to the sequence, itself included, so
@@ -30,7 +31,7 @@ namespace maskgat::masks {
 /// @return the mask on `length` nodes
 /// @throws InvalidArgument if `length` is outside [0, 2^31 - 1], `half_width` is negative, or
 ///         the mask would have more than 2^62 entries.
-[[nodiscard]] Graph window(std::int64_t length, std::int64_t half_width);
+[[nodiscard]] MASKGAT_EXPORT Graph window(std::int64_t length, std::int64_t half_width);
 
 /// Attention over the pixels of a `height` x `width` image, pixel (r, c) having id `r * width + c`
 /// (row-major): a pixel attends to every pixel within Chebyshev distance `radius`, itself
@@ -42,7 +43,8 @@ namespace maskgat::masks {
 /// @return the mask on `height * width` nodes
 /// @throws InvalidArgument if a size is negative, `height * width` exceeds 2^31 - 1, or the
 ///         mask would have more than 2^62 entries.
-[[nodiscard]] Graph grid(std::int64_t height, std::int64_t width, std::int64_t radius);
+[[nodiscard]] MASKGAT_EXPORT Graph grid(std::int64_t height, std::int64_t width,
+                                        std::int64_t radius);
 
 /// Ordinary self-attention: every one of `length` positions attends to all of them, itself
 /// included (`length`^2 entries; 16 bytes each across the two CSR views). Cost O(N + entries),
@@ -50,6 +52,6 @@ namespace maskgat::masks {
 /// @param length the number of positions N
 /// @return the dense mask on `length` nodes
 /// @throws InvalidArgument if `length` is outside [0, 2^31 - 1] (so `length`^2 stays below 2^62).
-[[nodiscard]] Graph full(std::int64_t length);
+[[nodiscard]] MASKGAT_EXPORT Graph full(std::int64_t length);
 
 }  // namespace maskgat::masks

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "maskgat/export.hpp"
 #include "maskgat/graph/graph.hpp"
 #include "maskgat/io/features.hpp"
 #include "maskgat/io/limits.hpp"
@@ -18,7 +19,7 @@
 namespace maskgat {
 
 /// A node-classification dataset.
-struct Dataset {
+struct MASKGAT_EXPORT Dataset {
   /// `cora`, a synthetic graph's canonical spec, or the graph file's name for own files.
   std::string name;
   /// N nodes; an edge `j -> i` lets node i attend to node j.
@@ -93,7 +94,7 @@ struct FileSources {
 /// @param flag     the directory the user named (`--data-dir`), if any
 /// @param fallback used when neither `flag` nor the environment variable names one
 /// @return the directory, as given (not checked to exist)
-[[nodiscard]] std::filesystem::path resolve_data_dir(
+[[nodiscard]] MASKGAT_EXPORT std::filesystem::path resolve_data_dir(
     const std::optional<std::filesystem::path>& flag, const std::filesystem::path& fallback);
 
 /// Loads `cora`, `citeseer`, `pubmed` (from `options.source`) or `synthetic:...`.
@@ -102,7 +103,8 @@ struct FileSources {
 /// @return the dataset (`read_planetoid`, `read_linqs` or `make_synthetic`)
 /// @throws InvalidArgument (unknown name, `pubmed` from LINQS, bad synthetic spec), IoError
 ///         naming a missing file and the fetch command, ParseError / LimitError from the readers.
-[[nodiscard]] Dataset load_dataset(std::string_view name, const DatasetOptions& options);
+[[nodiscard]] MASKGAT_EXPORT Dataset load_dataset(std::string_view name,
+                                                  const DatasetOptions& options);
 
 /// Loads own files: the features file (if any) defines nodes and their order, then the graph,
 /// labels and split. Without a split file, a stratified random split with `options.seed`; without
@@ -113,7 +115,8 @@ struct FileSources {
 /// @return the dataset, named after the graph file, with the readers' notes
 /// @throws InvalidArgument (unknown `files.format`, negative split sizes), IoError (a file
 ///         cannot be read), ParseError / LimitError from the readers.
-[[nodiscard]] Dataset load_files(const FileSources& files, const DatasetOptions& options);
+[[nodiscard]] MASKGAT_EXPORT Dataset load_files(const FileSources& files,
+                                                const DatasetOptions& options);
 
 /// Minimum, median (lower median) and maximum of a degree sequence.
 struct DegreeSummary {
@@ -143,6 +146,6 @@ struct Statistics {
 /// Statistics of `dataset`; O(N + E), serial.
 /// @param dataset any dataset, with or without features
 /// @return what `maskgat info` prints
-[[nodiscard]] Statistics compute_statistics(const Dataset& dataset);
+[[nodiscard]] MASKGAT_EXPORT Statistics compute_statistics(const Dataset& dataset);
 
 }  // namespace maskgat

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "maskgat/export.hpp"
 #include "maskgat/io/edge_list.hpp"
 
 namespace maskgat {
@@ -23,7 +24,7 @@ namespace maskgat {
 ///         `graph`/`digraph` header, Boost's message, a weight that is not a finite number,
 ///         unknown node, duplicates when `strict`), LimitError (file size, nesting, node or edge
 ///         limit).
-[[nodiscard]] LoadedGraph read_dot(const std::filesystem::path& path, NodeIndex& nodes,
-                                   const EdgeListOptions& options);
+[[nodiscard]] MASKGAT_EXPORT LoadedGraph read_dot(const std::filesystem::path& path,
+                                                  NodeIndex& nodes, const EdgeListOptions& options);
 
 }  // namespace maskgat

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "maskgat/export.hpp"
 #include "maskgat/graph/build.hpp"
 #include "maskgat/io/limits.hpp"
 #include "maskgat/io/node_index.hpp"
@@ -37,7 +38,8 @@ struct LoadedGraph {
 /// @throws IoError (cannot open), ParseError (`<path>:<line>`: column count, weights on some
 ///         lines only, bad weight, unknown or invalid node id, no edges, duplicates when
 ///         `strict`), LimitError (node or edge limit).
-[[nodiscard]] LoadedGraph read_edge_list(const std::filesystem::path& path, NodeIndex& nodes,
-                                         const EdgeListOptions& options);
+[[nodiscard]] MASKGAT_EXPORT LoadedGraph read_edge_list(const std::filesystem::path& path,
+                                                        NodeIndex& nodes,
+                                                        const EdgeListOptions& options);
 
 }  // namespace maskgat

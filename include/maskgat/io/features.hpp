@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "maskgat/core/tensor.hpp"
+#include "maskgat/export.hpp"
 #include "maskgat/io/limits.hpp"
 #include "maskgat/io/node_index.hpp"
 
@@ -22,7 +23,7 @@ using SparseFeatures = RowSparse<float>;
 using DenseFeatures = RowMatrix<float>;
 
 /// An N x F feature matrix held sparse or dense; N x 0 when a dataset has no features.
-class FeatureMatrix {
+class MASKGAT_EXPORT FeatureMatrix {
  public:
   /// An empty sparse 0 x 0 matrix.
   FeatureMatrix() = default;
@@ -74,7 +75,7 @@ class FeatureMatrix {
 };
 
 /// Features read from a file, one row per node in `nodes` order.
-struct FeatureTable {
+struct MASKGAT_EXPORT FeatureTable {
   FeatureMatrix matrix;                   ///< N x F, sparse or dense
   std::vector<std::string> column_names;  ///< F names, from the header row
 };
@@ -92,7 +93,8 @@ struct FeatureTable {
 ///         ParseError (header missing, wrong column count, non-numeric or non-finite value, node
 ///         listed twice, numeric ids not covering 0..N-1), LimitError (width or rows over
 ///         `limits`).
-[[nodiscard]] FeatureTable read_features(const std::filesystem::path& path, NodeIndex& nodes,
-                                         const ReadOptions& options);
+[[nodiscard]] MASKGAT_EXPORT FeatureTable read_features(const std::filesystem::path& path,
+                                                        NodeIndex& nodes,
+                                                        const ReadOptions& options);
 
 }  // namespace maskgat

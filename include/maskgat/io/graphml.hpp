@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "maskgat/export.hpp"
 #include "maskgat/io/edge_list.hpp"
 
 namespace maskgat {
@@ -22,7 +23,8 @@ namespace maskgat {
 /// @throws IoError (cannot open or read), ParseError (malformed XML, no `<graph>`, Boost's
 ///         message, a bad weight, unknown node, duplicates when `strict`), LimitError (file
 ///         size, nesting, node or edge limit).
-[[nodiscard]] LoadedGraph read_graphml(const std::filesystem::path& path, NodeIndex& nodes,
-                                       const EdgeListOptions& options);
+[[nodiscard]] MASKGAT_EXPORT LoadedGraph read_graphml(const std::filesystem::path& path,
+                                                      NodeIndex& nodes,
+                                                      const EdgeListOptions& options);
 
 }  // namespace maskgat

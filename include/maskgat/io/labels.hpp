@@ -7,13 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "maskgat/export.hpp"
 #include "maskgat/io/limits.hpp"
 #include "maskgat/io/node_index.hpp"
 
 namespace maskgat {
 
 /// Class ids per node and the class names they stand for.
-struct LabelTable {
+struct MASKGAT_EXPORT LabelTable {
   /// Class id per node (`nodes.size()` entries); -1 for an unlabelled node.
   std::vector<std::int32_t> labels;
   /// Name of each class id: numeric order when every name is an integer, else byte order.
@@ -30,13 +31,15 @@ struct LabelTable {
 /// @return `nodes.size()` class ids and the class names, ordered by `sort_class_names`
 /// @throws IoError (cannot open), ParseError (wrong column count, unknown node, two different
 ///         labels for one node; a repeated identical line is a note, or an error when `strict`).
-[[nodiscard]] LabelTable read_labels(const std::filesystem::path& path, const NodeIndex& nodes,
-                                     const ReadOptions& options, Notes& notes);
+[[nodiscard]] MASKGAT_EXPORT LabelTable read_labels(const std::filesystem::path& path,
+                                                    const NodeIndex& nodes,
+                                                    const ReadOptions& options, Notes& notes);
 
 /// Orders class names as `read_labels` does: numerically when every name is an integer, else by
 /// bytes.
 /// @param names class names, in any order
 /// @return the same names, sorted; a name's position is its class id
-[[nodiscard]] std::vector<std::string> sort_class_names(std::vector<std::string> names);
+[[nodiscard]] MASKGAT_EXPORT std::vector<std::string> sort_class_names(
+    std::vector<std::string> names);
 
 }  // namespace maskgat

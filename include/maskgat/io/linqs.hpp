@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "maskgat/export.hpp"
 #include "maskgat/io/dataset.hpp"
 
 namespace maskgat {
@@ -23,7 +24,8 @@ namespace maskgat {
 /// @return the dataset, with binary word features stored sparse
 /// @throws InvalidArgument (unknown name, negative split sizes), IoError (missing file, naming
 ///         `datasets/fetch.sh`), ParseError, LimitError.
-[[nodiscard]] Dataset read_linqs(const std::filesystem::path& dir, std::string_view name,
-                                 const DatasetOptions& options);
+[[nodiscard]] MASKGAT_EXPORT Dataset read_linqs(const std::filesystem::path& dir,
+                                                std::string_view name,
+                                                const DatasetOptions& options);
 
 }  // namespace maskgat

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "maskgat/core/types.hpp"
+#include "maskgat/export.hpp"
 
 namespace maskgat {
 
@@ -21,7 +22,7 @@ namespace maskgat {
 ///
 /// Once `freeze()` is called (a features file defines the node set), `insert` no longer adds
 /// nodes and reports unknown tokens instead.
-class NodeIndex {
+class MASKGAT_EXPORT NodeIndex {
  public:
   /// Why `insert` could not give an id.
   enum class Status { kOk, kUnknown, kNotInteger, kNegative, kOutOfRange, kOverLimit };

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <string_view>
 
+#include "maskgat/export.hpp"
+
 namespace maskgat {
 
 /// Writes `content` to `path` so that `path` is always either absent, the old file or the whole
@@ -20,7 +22,7 @@ namespace maskgat {
 /// @param overwrite replace an existing `path`; without it an existing file is an error
 /// @throws IoError when `path` exists and `overwrite` is false (the message names the path and
 ///         `--force`), or on any write, sync, link or rename failure (no temporary file is left).
-void write_file_atomically(const std::filesystem::path& path, std::string_view content,
-                           bool overwrite);
+MASKGAT_EXPORT void write_file_atomically(const std::filesystem::path& path,
+                                          std::string_view content, bool overwrite);
 
 }  // namespace maskgat

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "maskgat/export.hpp"
 #include "maskgat/io/dataset.hpp"
 
 namespace maskgat {
@@ -32,7 +33,8 @@ namespace maskgat {
 /// @return the dataset, with sparse features
 /// @throws InvalidArgument (unknown name), IoError (missing file: names it and
 ///         `datasets/fetch.sh`), ParseError, LimitError.
-[[nodiscard]] Dataset read_planetoid(const std::filesystem::path& dir, std::string_view name,
-                                     const DatasetOptions& options);
+[[nodiscard]] MASKGAT_EXPORT Dataset read_planetoid(const std::filesystem::path& dir,
+                                                    std::string_view name,
+                                                    const DatasetOptions& options);
 
 }  // namespace maskgat

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "maskgat/export.hpp"
 #include "maskgat/io/limits.hpp"
 #include "maskgat/io/node_index.hpp"
 
@@ -18,7 +19,7 @@ enum class SplitPart : std::uint8_t { kNone, kTrain, kVal, kTest };
 /// The name used in split files and output: `none`, `train`, `val`, `test`.
 /// @param part any part
 /// @return a static string
-[[nodiscard]] const char* split_part_name(SplitPart part) noexcept;
+[[nodiscard]] MASKGAT_EXPORT const char* split_part_name(SplitPart part) noexcept;
 
 /// Sizes of a random split, as Planetoid's random splits (`per_class` training nodes per class).
 struct RandomSplitSizes {
@@ -36,9 +37,10 @@ struct RandomSplitSizes {
 /// @return the part of each of the `nodes.size()` nodes
 /// @throws IoError (cannot open), ParseError (column count, unknown node, unknown part name, a
 ///         node in two parts; a repeated identical line is a note, or an error when `strict`).
-[[nodiscard]] std::vector<SplitPart> read_split(const std::filesystem::path& path,
-                                                const NodeIndex& nodes,
-                                                const ReadOptions& options, Notes& notes);
+[[nodiscard]] MASKGAT_EXPORT std::vector<SplitPart> read_split(const std::filesystem::path& path,
+                                                               const NodeIndex& nodes,
+                                                               const ReadOptions& options,
+                                                               Notes& notes);
 
 /// A seeded stratified split of the labelled nodes (`labels[i] >= 0`): `train_per_class` nodes of
 /// each class, then `val`, then `test` nodes drawn from the rest. When fewer labelled nodes
@@ -51,9 +53,8 @@ struct RandomSplitSizes {
 /// @param notes       receives a note for each part that could not be filled
 /// @return the part of each of the N nodes; unlabelled nodes are in no part
 /// @throws InvalidArgument when a size is negative or a label is K or more.
-[[nodiscard]] std::vector<SplitPart> random_split(std::span<const std::int32_t> labels,
-                                                  std::int32_t num_classes,
-                                                  const RandomSplitSizes& sizes,
-                                                  std::uint64_t seed, Notes& notes);
+[[nodiscard]] MASKGAT_EXPORT std::vector<SplitPart> random_split(
+    std::span<const std::int32_t> labels, std::int32_t num_classes, const RandomSplitSizes& sizes,
+    std::uint64_t seed, Notes& notes);
 
 }  // namespace maskgat

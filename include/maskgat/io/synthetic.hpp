@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "maskgat/export.hpp"
 #include "maskgat/io/dataset.hpp"
 
 namespace maskgat {
@@ -32,7 +33,7 @@ struct SyntheticOptions {
 /// @param spec `synthetic`, `synthetic:` or `synthetic:` followed by `key=value` items
 /// @return the options, with the defaults for keys the spec does not give
 /// @throws InvalidArgument as described.
-[[nodiscard]] SyntheticOptions parse_synthetic_spec(std::string_view spec);
+[[nodiscard]] MASKGAT_EXPORT SyntheticOptions parse_synthetic_spec(std::string_view spec);
 
 /// A homophilous degree-corrected stochastic block model with class-dependent Gaussian features:
 /// - classes: uniform over `[0, K)`;
@@ -55,6 +56,7 @@ struct SyntheticOptions {
 /// @return the dataset, named by its canonical spec
 /// @throws InvalidArgument (sizes out of range, negative split sizes), LimitError (nodes, edges,
 ///         features or N·F values over `load.read.limits`).
-[[nodiscard]] Dataset make_synthetic(const SyntheticOptions& options, const DatasetOptions& load);
+[[nodiscard]] MASKGAT_EXPORT Dataset make_synthetic(const SyntheticOptions& options,
+                                                    const DatasetOptions& load);
 
 }  // namespace maskgat

@@ -9,6 +9,7 @@
 #include "maskgat/core/random.hpp"
 #include "maskgat/core/schedule.hpp"
 #include "maskgat/core/tensor.hpp"
+#include "maskgat/export.hpp"
 #include "maskgat/graph/graph.hpp"
 #include "maskgat/nn/layer.hpp"
 #include "maskgat/nn/parameters.hpp"
@@ -43,7 +44,7 @@ struct DotAttentionConvOptions {
 /// `name.skip.weight` F x out and `name.skip.bias` (with `root_weight`).
 /// Threading, determinism and caching as `BasicGatConv`.
 template <typename T>
-class BasicDotAttentionConv {
+class MASKGAT_EXPORT BasicDotAttentionConv {
  public:
   /// Per-call state for `backward` and `attention`, and scratch buffers.
   struct Cache {

@@ -4,6 +4,7 @@
 
 #include "maskgat/core/random.hpp"
 #include "maskgat/core/tensor.hpp"
+#include "maskgat/export.hpp"
 
 namespace maskgat::nn {
 
@@ -14,7 +15,7 @@ namespace maskgat::nn {
 /// @param out resized to N x F
 /// @throws InvalidArgument when the probability is outside [0, 1).
 template <typename T>
-void dropout(const RowMatrix<T>& x, const DropoutKey& key, RowMatrix<T>& out);
+MASKGAT_EXPORT void dropout(const RowMatrix<T>& x, const DropoutKey& key, RowMatrix<T>& out);
 
 /// Dropout of a sparse matrix's stored entries only: the k-th stored entry of `x` is scaled by
 /// `d(k)`, and the entries it drops are left out of `out`, so products with `out` cost only the
@@ -27,7 +28,7 @@ void dropout(const RowMatrix<T>& x, const DropoutKey& key, RowMatrix<T>& out);
 /// @throws InvalidArgument when the probability is outside [0, 1), `x` is not compressed or `x`
 ///         is `out`.
 template <typename T>
-void dropout(const RowSparse<T>& x, const DropoutKey& key, RowSparse<T>& out);
+MASKGAT_EXPORT void dropout(const RowSparse<T>& x, const DropoutKey& key, RowSparse<T>& out);
 
 /// Backward of dense `dropout`: `grad_x(i, c) = grad_out(i, c) * d(i * F + c)`; `grad_x` may be
 /// `grad_out`. Parallel over fixed row blocks.
@@ -36,6 +37,7 @@ void dropout(const RowSparse<T>& x, const DropoutKey& key, RowSparse<T>& out);
 /// @param grad_x   resized to N x F
 /// @throws InvalidArgument when the probability is outside [0, 1).
 template <typename T>
-void dropout_backward(const RowMatrix<T>& grad_out, const DropoutKey& key, RowMatrix<T>& grad_x);
+MASKGAT_EXPORT void dropout_backward(const RowMatrix<T>& grad_out, const DropoutKey& key,
+                                     RowMatrix<T>& grad_x);
 
 }  // namespace maskgat::nn

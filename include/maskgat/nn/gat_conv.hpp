@@ -9,6 +9,7 @@
 #include "maskgat/core/random.hpp"
 #include "maskgat/core/schedule.hpp"
 #include "maskgat/core/tensor.hpp"
+#include "maskgat/export.hpp"
 #include "maskgat/graph/graph.hpp"
 #include "maskgat/nn/layer.hpp"
 #include "maskgat/nn/parameters.hpp"
@@ -49,7 +50,7 @@ struct GatConvOptions {
 /// Work is split over oneTBB (edge-balanced destination ranges, fixed row blocks for products);
 /// outputs and gradients are bitwise the same for any thread count and grain.
 template <typename T>
-class BasicGatConv {
+class MASKGAT_EXPORT BasicGatConv {
  public:
   /// What `forward` keeps for `backward` and `attention`, and the backward's scratch buffers.
   struct Cache {

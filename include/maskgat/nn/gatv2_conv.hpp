@@ -9,6 +9,7 @@
 #include "maskgat/core/random.hpp"
 #include "maskgat/core/schedule.hpp"
 #include "maskgat/core/tensor.hpp"
+#include "maskgat/export.hpp"
 #include "maskgat/graph/graph.hpp"
 #include "maskgat/nn/layer.hpp"
 #include "maskgat/nn/parameters.hpp"
@@ -45,7 +46,7 @@ struct GatV2ConvOptions {
 /// (W_d, b_d; absent with `share_weights`), `name.att` H x C, `name.bias`, `name.res.weight`.
 /// Threading, determinism, caching and self-loop handling as `BasicGatConv`.
 template <typename T>
-class BasicGatV2Conv {
+class MASKGAT_EXPORT BasicGatV2Conv {
  public:
   /// Per-call state for `backward` and `attention`, and scratch buffers.
   struct Cache {

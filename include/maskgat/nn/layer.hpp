@@ -7,6 +7,7 @@
 
 #include "maskgat/core/tensor.hpp"
 #include "maskgat/core/types.hpp"
+#include "maskgat/export.hpp"
 #include "maskgat/graph/graph.hpp"
 #include "maskgat/nn/parameters.hpp"
 
@@ -25,7 +26,7 @@ enum class Mode { kTrain, kEval };
 /// in-edges at the position of source i. Coefficients are the softmax output before attention
 /// dropout, so every destination's column of each head sums to 1.
 template <typename T>
-struct AttentionWeights {
+struct MASKGAT_EXPORT AttentionWeights {
   std::vector<NodeId> sources;       ///< E source ids (j)
   std::vector<NodeId> destinations;  ///< E destination ids (i)
   RowMatrix<T> alpha;                ///< E x H
@@ -43,6 +44,7 @@ struct Projection {
 /// @param alpha E x H, in the mask's destination-major edge order
 /// @return the mask's E sources and destinations and a copy of `alpha`
 template <typename T>
-[[nodiscard]] AttentionWeights<T> attention_weights(const Graph& mask, const RowMatrix<T>& alpha);
+[[nodiscard]] MASKGAT_EXPORT AttentionWeights<T> attention_weights(const Graph& mask,
+                                                                   const RowMatrix<T>& alpha);
 
 }  // namespace maskgat::nn

@@ -7,6 +7,7 @@
 
 #include "maskgat/core/tensor.hpp"
 #include "maskgat/core/types.hpp"
+#include "maskgat/export.hpp"
 
 namespace maskgat::nn {
 
@@ -15,7 +16,7 @@ namespace maskgat::nn {
 /// @param logits N x K
 /// @param out    resized to N x K
 template <typename T>
-void log_softmax(const RowMatrix<T>& logits, RowMatrix<T>& out);
+MASKGAT_EXPORT void log_softmax(const RowMatrix<T>& logits, RowMatrix<T>& out);
 
 /// Mean negative log-likelihood of the classes `labels[i]` of the nodes `nodes` under
 /// `log_softmax(logits)`: `L = -1/|nodes| sum_{i in nodes} log p(i, labels[i])`.
@@ -29,7 +30,7 @@ void log_softmax(const RowMatrix<T>& logits, RowMatrix<T>& out);
 /// @throws InvalidArgument when `nodes` is empty, a node is outside [0, N) or beyond `labels`,
 ///         or its label is outside [0, K) (-1, unlabelled, included).
 template <typename T>
-double nll_loss(const RowMatrix<T>& logits, std::span<const std::int32_t> labels,
-                std::span<const NodeId> nodes, RowMatrix<T>* grad = nullptr);
+MASKGAT_EXPORT double nll_loss(const RowMatrix<T>& logits, std::span<const std::int32_t> labels,
+                               std::span<const NodeId> nodes, RowMatrix<T>* grad = nullptr);
 
 }  // namespace maskgat::nn

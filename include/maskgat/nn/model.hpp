@@ -10,6 +10,7 @@
 #include "maskgat/core/random.hpp"
 #include "maskgat/core/schedule.hpp"
 #include "maskgat/core/tensor.hpp"
+#include "maskgat/export.hpp"
 #include "maskgat/graph/graph.hpp"
 #include "maskgat/nn/layer.hpp"
 #include "maskgat/nn/parameters.hpp"
@@ -22,12 +23,12 @@ enum class AttentionKind { kGat, kGatv2, kDot };
 /// The name of an attention kind, as the CLI and checkpoints spell it.
 /// @param kind any kind
 /// @return `gat`, `gatv2` or `dot` (a static string)
-[[nodiscard]] const char* attention_kind_name(AttentionKind kind) noexcept;
+[[nodiscard]] MASKGAT_EXPORT const char* attention_kind_name(AttentionKind kind) noexcept;
 /// Parses `gat`, `gatv2` or `dot`.
 /// @param name the exact, lower-case name
 /// @return the kind `attention_kind_name` names so
 /// @throws InvalidArgument naming the accepted values.
-[[nodiscard]] AttentionKind parse_attention_kind(std::string_view name);
+[[nodiscard]] MASKGAT_EXPORT AttentionKind parse_attention_kind(std::string_view name);
 
 /// The shape and regularisation of a `Model`; the defaults are the GAT paper's (Cora, CiteSeer).
 struct ModelOptions {
@@ -56,7 +57,7 @@ struct ModelOptions {
 ///
 /// `forward` keeps what `backward` needs, so a model runs one pass at a time (not re-entrant).
 template <typename T>
-class BasicModel {
+class MASKGAT_EXPORT BasicModel {
  public:
   /// Builds the layers and initialises them (Glorot) from `rng`.
   /// @param options the model's shape; `in_features` and `classes` must be set

@@ -15,6 +15,7 @@
 
 #include "maskgat/core/random.hpp"
 #include "maskgat/core/tensor.hpp"
+#include "maskgat/export.hpp"
 
 namespace maskgat::nn {
 
@@ -32,7 +33,7 @@ struct Parameter {
 /// Named parameter tensors in one contiguous value buffer and one gradient buffer of the same
 /// layout. Not thread-safe for concurrent `add`; reading values from many threads is fine.
 template <typename T>
-class ParameterStore {
+class MASKGAT_EXPORT ParameterStore {
  public:
   /// A writable in-place view of one tensor.
   using Map = Eigen::Map<RowMatrix<T>>;
@@ -113,7 +114,7 @@ class ParameterStore {
 /// @param fan_out outputs per input (the columns of a projection's W)
 /// @param rng     draws one `uniform()` per entry
 template <typename T>
-void glorot_uniform(Eigen::Map<RowMatrix<T>> values, std::int64_t fan_in, std::int64_t fan_out,
-                    Rng& rng);
+MASKGAT_EXPORT void glorot_uniform(Eigen::Map<RowMatrix<T>> values, std::int64_t fan_in,
+                                   std::int64_t fan_out, Rng& rng);
 
 }  // namespace maskgat::nn

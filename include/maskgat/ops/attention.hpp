@@ -10,6 +10,7 @@
 /// pass over every edge and head (measured with `maskgat-microbench`, README "Performance"),
 /// storing costs E x H scalars.
 
+#include "maskgat/export.hpp"
 #include "maskgat/ops/edge_softmax.hpp"
 #include "maskgat/ops/sddmm.hpp"
 #include "maskgat/ops/spmm.hpp"
@@ -29,10 +30,11 @@ namespace maskgat::ops {
 /// @throws InvalidArgument on mismatched shapes, a dropout probability outside [0, 1) or a
 ///         non-positive `schedule.grain`.
 template <typename Score>
-void attention(const Graph& mask, const Score& score,
-               const RowMatrix<typename Score::Scalar>& values, const DropoutKey& dropout,
-               RowMatrix<typename Score::Scalar>& alpha, RowMatrix<typename Score::Scalar>& out,
-               const Schedule& schedule = {});
+MASKGAT_EXPORT void attention(const Graph& mask, const Score& score,
+                              const RowMatrix<typename Score::Scalar>& values,
+                              const DropoutKey& dropout, RowMatrix<typename Score::Scalar>& alpha,
+                              RowMatrix<typename Score::Scalar>& out,
+                              const Schedule& schedule = {});
 
 /// Backward of `attention`, from `grad_out` (N x (H * C)): writes the score inputs' gradients
 /// into `grad_score` and `grad_values` (resized to N x (H * C)). A pass over destination rows
@@ -54,12 +56,11 @@ void attention(const Graph& mask, const Score& score,
 /// @throws InvalidArgument on mismatched shapes, a dropout probability outside [0, 1) or a
 ///         non-positive `schedule.grain`.
 template <typename Score, typename Grad>
-void attention_backward(const Graph& mask, const Score& score,
-                        const RowMatrix<typename Score::Scalar>& values,
-                        const RowMatrix<typename Score::Scalar>& alpha, const DropoutKey& dropout,
-                        const RowMatrix<typename Score::Scalar>& grad_out, Grad& grad_score,
-                        RowMatrix<typename Score::Scalar>& grad_values,
-                        RowMatrix<typename Score::Scalar>& workspace,
-                        const Schedule& schedule = {});
+MASKGAT_EXPORT void attention_backward(
+    const Graph& mask, const Score& score, const RowMatrix<typename Score::Scalar>& values,
+    const RowMatrix<typename Score::Scalar>& alpha, const DropoutKey& dropout,
+    const RowMatrix<typename Score::Scalar>& grad_out, Grad& grad_score,
+    RowMatrix<typename Score::Scalar>& grad_values, RowMatrix<typename Score::Scalar>& workspace,
+    const Schedule& schedule = {});
 
 }  // namespace maskgat::ops

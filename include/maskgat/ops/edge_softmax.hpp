@@ -4,6 +4,7 @@
 
 #include "maskgat/core/schedule.hpp"
 #include "maskgat/core/tensor.hpp"
+#include "maskgat/export.hpp"
 #include "maskgat/graph/graph.hpp"
 
 namespace maskgat::ops {
@@ -19,8 +20,8 @@ namespace maskgat::ops {
 /// @throws InvalidArgument when `scores` does not have `mask.num_edges()` rows or
 ///         `schedule.grain` is not positive.
 template <typename T>
-void edge_softmax(const Graph& mask, const RowMatrix<T>& scores, RowMatrix<T>& alpha,
-                  const Schedule& schedule = {});
+MASKGAT_EXPORT void edge_softmax(const Graph& mask, const RowMatrix<T>& scores, RowMatrix<T>& alpha,
+                                 const Schedule& schedule = {});
 
 /// Backward of `edge_softmax`:
 /// ``grad_scores(e, h) = alpha(e, h) * (grad_alpha(e, h) - sum_{e' in row i} alpha(e', h) *
@@ -33,8 +34,8 @@ void edge_softmax(const Graph& mask, const RowMatrix<T>& scores, RowMatrix<T>& a
 /// @throws InvalidArgument when `alpha` or `grad_alpha` is not E x H or `schedule.grain` is not
 ///         positive.
 template <typename T>
-void edge_softmax_backward(const Graph& mask, const RowMatrix<T>& alpha,
-                           const RowMatrix<T>& grad_alpha, RowMatrix<T>& grad_scores,
-                           const Schedule& schedule = {});
+MASKGAT_EXPORT void edge_softmax_backward(const Graph& mask, const RowMatrix<T>& alpha,
+                                          const RowMatrix<T>& grad_alpha, RowMatrix<T>& grad_scores,
+                                          const Schedule& schedule = {});
 
 }  // namespace maskgat::ops

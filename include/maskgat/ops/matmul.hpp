@@ -9,6 +9,7 @@
 /// groups x's entries by column (a transpose, kept in per-thread buffers reused across calls).
 
 #include "maskgat/core/tensor.hpp"
+#include "maskgat/export.hpp"
 
 namespace maskgat::ops {
 
@@ -18,7 +19,8 @@ namespace maskgat::ops {
 /// @param out    resized to N x K and overwritten; must not alias `x` or `weight`
 /// @throws InvalidArgument when `x` has not F columns.
 template <typename T>
-void matmul(InputRef<T> x, const Eigen::Ref<const RowMatrix<T>>& weight, RowMatrix<T>& out);
+MASKGAT_EXPORT void matmul(InputRef<T> x, const Eigen::Ref<const RowMatrix<T>>& weight,
+                           RowMatrix<T>& out);
 
 /// `grad_weight += x^T * grad_out`; for sparse `x`, each row f of `grad_weight` adds the entries
 /// (i, f) of `x` in row order, summed in registers. Fixed blocks of rows of `grad_weight`.
@@ -27,8 +29,8 @@ void matmul(InputRef<T> x, const Eigen::Ref<const RowMatrix<T>>& weight, RowMatr
 /// @param grad_weight F x K, accumulated into
 /// @throws InvalidArgument on mismatched shapes.
 template <typename T>
-void matmul_backward_weight(InputRef<T> x, const RowMatrix<T>& grad_out,
-                            Eigen::Ref<RowMatrix<T>> grad_weight);
+MASKGAT_EXPORT void matmul_backward_weight(InputRef<T> x, const RowMatrix<T>& grad_out,
+                                           Eigen::Ref<RowMatrix<T>> grad_weight);
 
 /// `grad_x += grad_out * weight^T` (`grad_x` must already be N x F). Fixed blocks of rows.
 /// @param grad_out N x K
@@ -36,7 +38,8 @@ void matmul_backward_weight(InputRef<T> x, const RowMatrix<T>& grad_out,
 /// @param grad_x   N x F, accumulated into
 /// @throws InvalidArgument on mismatched shapes.
 template <typename T>
-void matmul_backward_input(const RowMatrix<T>& grad_out,
-                           const Eigen::Ref<const RowMatrix<T>>& weight, RowMatrix<T>& grad_x);
+MASKGAT_EXPORT void matmul_backward_input(const RowMatrix<T>& grad_out,
+                                          const Eigen::Ref<const RowMatrix<T>>& weight,
+                                          RowMatrix<T>& grad_x);
 
 }  // namespace maskgat::ops

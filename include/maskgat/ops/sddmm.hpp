@@ -15,6 +15,7 @@
 
 #include "maskgat/core/schedule.hpp"
 #include "maskgat/core/tensor.hpp"
+#include "maskgat/export.hpp"
 #include "maskgat/graph/graph.hpp"
 
 namespace maskgat::ops {
@@ -24,7 +25,7 @@ namespace maskgat::ops {
 /// `dst = <h_i, a_dst>` per head are computed by the layer: two numbers per node and head, so no
 /// per-edge feature vector is ever formed.
 template <typename T>
-struct AdditiveScore {
+struct MASKGAT_EXPORT AdditiveScore {
   using Scalar = T;           ///< the element type, `float` or `double`
   const RowMatrix<T>& src;    ///< N x H, the source term of every node and head
   const RowMatrix<T>& dst;    ///< N x H, the destination term
@@ -33,7 +34,7 @@ struct AdditiveScore {
 
 /// Gradients of an `AdditiveScore`'s inputs; each matrix is resized to N x H and overwritten.
 template <typename T>
-struct AdditiveScoreGrad {
+struct MASKGAT_EXPORT AdditiveScoreGrad {
   RowMatrix<T>& src;  ///< dL/dsrc, N x H
   RowMatrix<T>& dst;  ///< dL/ddst, N x H
 };
@@ -41,7 +42,7 @@ struct AdditiveScoreGrad {
 /// Scaled dot-product attention (Vaswani et al. 2017; PyG's TransformerConv):
 /// `score(i, j, h) = scale * <query(i, h), key(j, h)>`, usually `scale = 1 / sqrt(C)`.
 template <typename T>
-struct DotScore {
+struct MASKGAT_EXPORT DotScore {
   using Scalar = T;           ///< the element type, `float` or `double`
   const RowMatrix<T>& query;  ///< N x (H * C)
   const RowMatrix<T>& key;    ///< N x (H * C)
@@ -51,7 +52,7 @@ struct DotScore {
 
 /// Gradients of a `DotScore`'s inputs; each matrix is resized to N x (H * C) and overwritten.
 template <typename T>
-struct DotScoreGrad {
+struct MASKGAT_EXPORT DotScoreGrad {
   RowMatrix<T>& query;  ///< dL/dquery, N x (H * C)
   RowMatrix<T>& key;    ///< dL/dkey, N x (H * C)
 };
@@ -61,7 +62,7 @@ struct DotScoreGrad {
 /// `src = x W_s`, `dst = x W_d`. The sum `src_j + dst_i` is formed channel by channel inside the
 /// kernel, never stored per edge.
 template <typename T>
-struct Gatv2Score {
+struct MASKGAT_EXPORT Gatv2Score {
   using Scalar = T;           ///< the element type, `float` or `double`
   const RowMatrix<T>& src;    ///< N x (H * C)
   const RowMatrix<T>& dst;    ///< N x (H * C)
@@ -72,7 +73,7 @@ struct Gatv2Score {
 /// Gradients of a `Gatv2Score`'s inputs; resized (N x (H * C), N x (H * C), H x C) and
 /// overwritten. `att`'s gradient sums per-node partials over fixed node blocks.
 template <typename T>
-struct Gatv2ScoreGrad {
+struct MASKGAT_EXPORT Gatv2ScoreGrad {
   RowMatrix<T>& src;  ///< dL/dsrc, N x (H * C)
   RowMatrix<T>& dst;  ///< dL/ddst, N x (H * C)
   RowMatrix<T>& att;  ///< dL/datt, H x C
@@ -88,8 +89,8 @@ struct Gatv2ScoreGrad {
 ///         widths disagree, the head count is not positive or does not divide them, or
 ///         `schedule.grain` is not positive.
 template <typename Score>
-void sddmm(const Graph& mask, const Score& score, RowMatrix<typename Score::Scalar>& scores,
-           const Schedule& schedule = {});
+MASKGAT_EXPORT void sddmm(const Graph& mask, const Score& score,
+                          RowMatrix<typename Score::Scalar>& scores, const Schedule& schedule = {});
 
 /// Backward of `sddmm`: from `grad_scores` (E x H) writes the gradients of the score's inputs.
 /// `Grad` is the score's gradient type (`AdditiveScoreGrad` for `AdditiveScore`, ...).
@@ -102,8 +103,8 @@ void sddmm(const Graph& mask, const Score& score, RowMatrix<typename Score::Scal
 /// @param schedule    task sizes; they change speed only, never the result
 /// @throws InvalidArgument on the errors of `sddmm` or when `grad_scores` is not E x H.
 template <typename Score, typename Grad>
-void sddmm_backward(const Graph& mask, const Score& score,
-                    const RowMatrix<typename Score::Scalar>& grad_scores, Grad& grad,
-                    const Schedule& schedule = {});
+MASKGAT_EXPORT void sddmm_backward(const Graph& mask, const Score& score,
+                                   const RowMatrix<typename Score::Scalar>& grad_scores, Grad& grad,
+                                   const Schedule& schedule = {});
 
 }  // namespace maskgat::ops

@@ -8,6 +8,7 @@
 #include "maskgat/core/random.hpp"
 #include "maskgat/core/schedule.hpp"
 #include "maskgat/core/tensor.hpp"
+#include "maskgat/export.hpp"
 #include "maskgat/graph/graph.hpp"
 
 namespace maskgat::ops {
@@ -26,8 +27,9 @@ namespace maskgat::ops {
 /// @throws InvalidArgument on mismatched shapes (H not dividing the width of `values`), a
 ///         dropout probability outside [0, 1) or a non-positive `schedule.grain`.
 template <typename T>
-void spmm(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& values,
-          const DropoutKey& dropout, RowMatrix<T>& out, const Schedule& schedule = {});
+MASKGAT_EXPORT void spmm(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& values,
+                         const DropoutKey& dropout, RowMatrix<T>& out,
+                         const Schedule& schedule = {});
 
 /// Backward of `spmm`: `grad_alpha(e, h) = d(e, h) * <grad_out(i, h), values(j, h)>` over
 /// destination rows and `grad_values(j, h) = sum_{e = (j -> i)} d(e, h) * alpha(e, h) *
@@ -43,9 +45,9 @@ void spmm(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& valu
 /// @throws InvalidArgument on mismatched shapes, a dropout probability outside [0, 1) or a
 ///         non-positive `schedule.grain`.
 template <typename T>
-void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& values,
-                   const DropoutKey& dropout, const RowMatrix<T>& grad_out,
-                   RowMatrix<T>& grad_alpha, RowMatrix<T>& grad_values,
-                   const Schedule& schedule = {});
+MASKGAT_EXPORT void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha,
+                                  const RowMatrix<T>& values, const DropoutKey& dropout,
+                                  const RowMatrix<T>& grad_out, RowMatrix<T>& grad_alpha,
+                                  RowMatrix<T>& grad_values, const Schedule& schedule = {});
 
 }  // namespace maskgat::ops

@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "maskgat/export.hpp"
+
 namespace maskgat::optim {
 
 /// Hyper-parameters of `Adam`; the defaults are PyTorch's, with the GAT paper's rate and decay.
@@ -26,7 +28,7 @@ struct AdamOptions {
 /// Its state (t, m, v) is what a checkpoint stores to resume training exactly. The update is
 /// element-wise, split over fixed blocks (bitwise the same for any thread count); the arithmetic
 /// is in single precision.
-class Adam {
+class MASKGAT_EXPORT Adam {
  public:
   /// An optimizer at step 0 with zero moments.
   /// @param size    the number of parameters it updates

@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "maskgat/core/random.hpp"
+#include "maskgat/export.hpp"
 #include "maskgat/nn/model.hpp"
 #include "maskgat/train/trainer.hpp"
 
 namespace maskgat::train {
 
 /// Where a training run stands: with it a `Trainer` continues exactly as if it had not stopped.
-struct TrainingState {
+struct MASKGAT_EXPORT TrainingState {
   std::int64_t epoch = 0;                                      ///< epochs completed
   bool stopped = false;                                        ///< early stopping ended the run
   double best_accuracy = 0.0;                                  ///< best validation accuracy seen
@@ -41,7 +42,7 @@ struct ParameterShape {
 
 /// A model with what is needed to use it (class names, feature width in `options.model`) and to
 /// resume its training. Holds no timing, so the same run always saves the same bytes.
-struct Checkpoint {
+struct MASKGAT_EXPORT Checkpoint {
   TrainOptions options;                    ///< model shape, recipe and seed
   std::string dataset;                     ///< name of the data it was trained on
   std::vector<std::string> class_names;    ///< K names, in class-id order
@@ -57,8 +58,8 @@ struct Checkpoint {
 /// @param checkpoint what to save
 /// @param overwrite  replace an existing file
 /// @throws IoError when `path` exists and `overwrite` is false, or writing fails.
-void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint,
-                     bool overwrite);
+MASKGAT_EXPORT void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint,
+                                    bool overwrite);
 
 /// Reads a file `save_checkpoint` wrote. Every count is checked against the bytes present
 /// before anything of that size is allocated.
@@ -67,7 +68,7 @@ void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkp
 /// @throws IoError when it cannot be opened; ParseError (reader `checkpoint`) naming what is
 ///         wrong: not a checkpoint (magic), another format version, truncated, checksum
 ///         mismatch, an unknown attention kind, or sizes that contradict each other.
-[[nodiscard]] Checkpoint load_checkpoint(const std::filesystem::path& path);
+[[nodiscard]] MASKGAT_EXPORT Checkpoint load_checkpoint(const std::filesystem::path& path);
 
 /// The model a checkpoint describes, holding its parameters (`values`).
 /// @param checkpoint e.g. from `load_checkpoint`
@@ -75,7 +76,7 @@ void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkp
 /// @throws InvalidArgument when the options are invalid (as `BasicModel`'s constructor) or the
 ///         parameters do not match the model they describe, naming the first parameter that
 ///         differs.
-[[nodiscard]] nn::Model load_model(const Checkpoint& checkpoint);
+[[nodiscard]] MASKGAT_EXPORT nn::Model load_model(const Checkpoint& checkpoint);
 
 /// Checks that `parameters` and `values` fit `store` name for name and shape for shape.
 /// @param store      the model's parameters
@@ -83,7 +84,8 @@ void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkp
 /// @param values     the number of saved values
 /// @throws InvalidArgument naming the first parameter that differs, e.g.
 ///         `checkpoint: parameter conv1.weight is 3703 x 64, the model has 1433 x 64`.
-void check_parameters(const nn::ParameterStore<float>& store,
-                      const std::vector<ParameterShape>& parameters, std::size_t values);
+MASKGAT_EXPORT void check_parameters(const nn::ParameterStore<float>& store,
+                                     const std::vector<ParameterShape>& parameters,
+                                     std::size_t values);
 
 }  // namespace maskgat::train

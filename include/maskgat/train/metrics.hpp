@@ -8,6 +8,7 @@
 
 #include "maskgat/core/tensor.hpp"
 #include "maskgat/core/types.hpp"
+#include "maskgat/export.hpp"
 
 namespace maskgat::train {
 
@@ -15,10 +16,10 @@ namespace maskgat::train {
 /// @param scores N x K logits or probabilities
 /// @return N class ids (0 for every row when K is 0)
 template <typename T>
-[[nodiscard]] std::vector<std::int32_t> predict_classes(const RowMatrix<T>& scores);
+[[nodiscard]] MASKGAT_EXPORT std::vector<std::int32_t> predict_classes(const RowMatrix<T>& scores);
 
 /// Counts of (true class, predicted class) over a set of nodes.
-class ConfusionMatrix {
+class MASKGAT_EXPORT ConfusionMatrix {
  public:
   /// An empty matrix of no classes.
   ConfusionMatrix() = default;

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "maskgat/export.hpp"
 #include "maskgat/io/dataset.hpp"
 #include "maskgat/nn/model.hpp"
 #include "maskgat/optim/adam.hpp"
@@ -31,7 +32,7 @@ struct TrainOptions {
 /// CiteSeer settings (the `TrainOptions` defaults).
 /// @param dataset a dataset name, e.g. `pubmed`
 /// @return the options, with seed 0
-[[nodiscard]] TrainOptions paper_recipe(std::string_view dataset);
+[[nodiscard]] MASKGAT_EXPORT TrainOptions paper_recipe(std::string_view dataset);
 
 /// What one epoch measured; passed to `fit`'s callback.
 struct EpochStats {
@@ -75,7 +76,7 @@ struct SplitMetrics {
 /// The mask is the dataset's graph plus self-loops. Features are used as given (load them with
 /// `DatasetOptions::normalize_features` for the paper's recipe). The same seed, data and options
 /// give bitwise the same run on any number of threads. The dataset must outlive the trainer.
-class Trainer {
+class MASKGAT_EXPORT Trainer {
  public:
   /// A new run: the model initialised from `options.seed`, Adam at step 0.
   /// @param dataset features, labels and split; must outlive the trainer
