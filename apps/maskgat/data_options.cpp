@@ -1,6 +1,7 @@
 #include "data_options.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
@@ -9,6 +10,29 @@
 #include "maskgat/core/error.hpp"
 
 namespace maskgat::app {
+
+void add_run_options(CLI::App& command, RunOptions& options, bool writes_files) {
+  command.add_option("--threads", options.threads, "Worker threads (0: all cores)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  if (writes_files) command.add_flag("--force", options.force, "Replace existing output files");
+  command.add_flag("--json", options.json,
+                   "Print the result as one JSON object on stdout instead of text (fields: "
+                   "README, Machine-readable output)");
+  auto* quiet = command.add_flag("--quiet,-q", options.quiet, "Print nothing on stderr but errors");
+  command
+      .add_flag("--verbose,-v", options.verbose,
+                "Also print what was loaded, from where, and the threads used")
+      ->excludes(quiet);
+}
+
+void say(const RunOptions& run, const std::string& line) {
+  if (!run.quiet) std::cerr << line << '\n';
+}
+
+void say_verbose(const RunOptions& run, const std::string& line) {
+  if (run.verbose) std::cerr << line << '\n';
+}
 
 void add_data_options(CLI::App& command, DataOptions& options) {
   auto& files = options.files;
@@ -98,7 +122,8 @@ std::filesystem::path default_data_dir() {
       "MASKGAT_DATA_DIR");
 }
 
-Dataset load_data(DataOptions& options) {
+Dataset load_data(DataOptions& options, const RunOptions& run) {
+  const auto start = std::chrono::steady_clock::now();
   auto& load = options.load;
   load.source = options.source == "linqs" ? DatasetSource::kLinqs : DatasetSource::kPlanetoid;
   const char* env = std::getenv("MASKGAT_DATA_DIR");
@@ -106,12 +131,25 @@ Dataset load_data(DataOptions& options) {
   load.data_dir = given ? resolve_data_dir(options.data_dir, {}) : default_data_dir();
   Dataset dataset = options.dataset.empty() ? load_files(options.files, load)
                                             : load_dataset(options.dataset, load);
-  for (const auto& note : dataset.notes) std::cerr << "note: " << note << '\n';
+  for (const auto& note : dataset.notes) say(run, "note: " + note);
+  const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+  say_verbose(
+      run, "loaded " + dataset.name + " (" +
+               (options.dataset.empty() ? std::string("own files")
+                                        : options.source + " files in " + load.data_dir.string()) +
+               "): " + std::to_string(dataset.graph.num_nodes()) + " nodes, " +
+               std::to_string(dataset.graph.num_edges()) + " edges, " +
+               std::to_string(dataset.features.cols()) + " features, " +
+               std::to_string(dataset.num_classes()) + " classes in " + fixed(took.count(), 0) +
+               " ms; " +
+               std::to_string(tbb::global_control::active_value(
+                   tbb::global_control::max_allowed_parallelism)) +
+               " threads");
   return dataset;
 }
 
-Dataset load_model_data(DataOptions& options) {
-  Dataset dataset = load_data(options);
+Dataset load_model_data(DataOptions& options, const RunOptions& run) {
+  Dataset dataset = load_data(options, run);
   dataset.require_features();
   const FeatureMatrix& features = dataset.features;
   bool non_negative = true;
@@ -126,16 +164,16 @@ Dataset load_model_data(DataOptions& options) {
   if (non_negative) {
     dataset.features.normalize_rows();
   } else {
-    std::cerr << "note: features have negative entries, so rows are not normalised\n";
+    say(run, "note: features have negative entries, so rows are not normalised");
   }
   return dataset;
 }
 
-std::optional<tbb::global_control> limit_threads(std::int64_t threads) {
+std::optional<tbb::global_control> limit_threads(const RunOptions& run) {
   std::optional<tbb::global_control> control;
-  if (threads > 0) {
+  if (run.threads > 0) {
     control.emplace(tbb::global_control::max_allowed_parallelism,
-                    static_cast<std::size_t>(threads));
+                    static_cast<std::size_t>(run.threads));
   }
   return control;
 }

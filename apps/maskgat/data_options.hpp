@@ -21,6 +21,25 @@ struct DataOptions {
   DatasetOptions load;
 };
 
+// How a subcommand runs and reports; the same options on every subcommand.
+struct RunOptions {
+  std::int64_t threads = 0;  // worker threads, 0: all cores
+  bool force = false;        // replace existing output files
+  bool json = false;         // stdout holds one JSON object and nothing else
+  bool quiet = false;        // nothing on stderr but errors
+  bool verbose = false;      // also what was loaded, from where, with how many threads
+};
+
+// Registers `--threads`, `--json`, `--quiet`, `--verbose` and, for a subcommand that writes
+// files, `--force` on `command`.
+void add_run_options(CLI::App& command, RunOptions& options, bool writes_files);
+
+// `line` on stderr unless --quiet (notes, what was written).
+void say(const RunOptions& run, const std::string& line);
+
+// `line` on stderr with --verbose only.
+void say_verbose(const RunOptions& run, const std::string& line);
+
 // Registers `--dataset`, `--data-dir`, `--source`, `--graph`, `--format`, `--features`,
 // `--labels`, `--split`, `--undirected`, `--numeric-ids`, `--num-nodes`, `--strict`, `--seed`
 // and the reader limits on `command`.
@@ -32,15 +51,16 @@ void add_data_options(CLI::App& command, DataOptions& options);
 // XDG_DATA_HOME (absolute) nor HOME is set.
 std::filesystem::path default_data_dir();
 
-// Loads what the options name and prints the loaders' notes to stderr as `note:` lines.
-Dataset load_data(DataOptions& options);
+// Loads what the options name and prints the loaders' notes to stderr as `note:` lines (unless
+// --quiet; with --verbose also what was loaded from where, and how long it took).
+Dataset load_data(DataOptions& options, const RunOptions& run);
 
 // Loads the data a model trains on or is applied to: features required, rows normalised (as the
 // GAT paper) when no feature is negative, else a note says they are not.
-Dataset load_model_data(DataOptions& options);
+Dataset load_model_data(DataOptions& options, const RunOptions& run);
 
-// Limits the worker threads for the lifetime of the returned object (0: all cores).
-std::optional<tbb::global_control> limit_threads(std::int64_t threads);
+// Limits the worker threads to --threads for the lifetime of the returned object (0: all cores).
+std::optional<tbb::global_control> limit_threads(const RunOptions& run);
 
 // `value` with `digits` digits after the point, for printed metrics.
 std::string fixed(double value, int digits);

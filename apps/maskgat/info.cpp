@@ -51,6 +51,7 @@ void print_json(const Dataset& dataset, const Statistics& stats) {
         {{"id", c}, {"name", dataset.class_names[c]}, {"count", stats.class_counts[c]}});
   }
   nlohmann::ordered_json out = {
+      {"command", "info"},
       {"dataset", dataset.name},
       {"nodes", stats.nodes},
       {"edges", stats.edges},
@@ -80,15 +81,16 @@ void add_info_command(CLI::App& app, InfoOptions& options) {
       "  maskgat info --dataset citeseer --source linqs --json\n"
       "  maskgat info --graph edges.txt --features features.csv --labels labels.txt --undirected");
   add_data_options(*command, options.data);
-  command->add_flag("--json", options.json, "Print one JSON object instead of key: value lines");
+  add_run_options(*command, options.run, false);
 }
 
 int run_info(InfoOptions& options) {
   // info reports what is there: PubMed without its features file still has a graph and labels.
   options.data.load.require_features = false;
-  const Dataset dataset = load_data(options.data);
+  const auto threads = limit_threads(options.run);
+  const Dataset dataset = load_data(options.data, options.run);
   const Statistics stats = compute_statistics(dataset);
-  if (options.json) {
+  if (options.run.json) {
     print_json(dataset, stats);
   } else {
     print_text(dataset, stats);

@@ -9,7 +9,7 @@ namespace maskgat::app {
 
 struct InfoOptions {
   DataOptions data;
-  bool json = false;
+  RunOptions run;
 };
 
 // Registers the `info` subcommand on `app`.

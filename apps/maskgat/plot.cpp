@@ -60,12 +60,12 @@ void run_gnuplot(const std::string& commands, const std::filesystem::path& image
 // Writes `csv`, then, when gnuplot is on PATH, runs `commands` (which draw from `csv`) into
 // `image` through a temporary file that is renamed; without gnuplot, says so and keeps the CSV.
 bool draw(const std::string& csv_text, const std::filesystem::path& csv,
-          const std::string& commands, const std::filesystem::path& image, bool force) {
-  write_file_atomically(csv, csv_text, force);
+          const std::string& commands, const std::filesystem::path& image, const RunOptions& run) {
+  write_file_atomically(csv, csv_text, run.force);
   if (!on_path("gnuplot")) {
-    std::cerr << "note: gnuplot is not installed, so " << image.string()
-              << " was not drawn; its data is in " << csv.string()
-              << " (Debian: apt-get install gnuplot-nox)\n";
+    say(run, "note: gnuplot is not installed, so " + image.string() +
+                 " was not drawn; its data is in " + csv.string() +
+                 " (Debian: apt-get install gnuplot-nox)");
     return false;
   }
   const std::filesystem::path temporary =
@@ -107,7 +107,7 @@ void check_plot_outputs(const char* option, const std::filesystem::path& image, 
 }
 
 bool plot_training_curves(const std::vector<train::EpochStats>& epochs, const std::string& title,
-                          const std::filesystem::path& image, bool force) {
+                          const std::filesystem::path& image, const RunOptions& run) {
   std::ostringstream rows;
   rows << "epoch,train_loss,val_loss,train_acc,val_acc\n";
   rows.precision(9);
@@ -124,12 +124,12 @@ bool plot_training_curves(const std::vector<train::EpochStats>& epochs, const st
       "; set key bottom right; set ylabel 'accuracy'; set yrange [0:1]; plot " + data +
       "1:4 with lines title 'train', '' skip 1 using 1:5 with lines title 'validation'" +
       "; unset multiplot";
-  return draw(rows.str(), csv, commands, image, force);
+  return draw(rows.str(), csv, commands, image, run);
 }
 
 bool plot_attention(const std::string& node, const std::vector<std::string>& neighbours,
                     const std::vector<double>& alpha, const std::filesystem::path& image,
-                    bool force) {
+                    const RunOptions& run) {
   // The node at the centre, its neighbours (itself among them, through its self-loop) on a
   // circle; each joined to the centre by a line 0.5 + 10 alpha points wide.
   std::ostringstream rows;
@@ -155,7 +155,7 @@ bool plot_attention(const std::string& node, const std::vector<std::string>& nei
       lines.str() + "plot " + quoted(csv.string()) +
       " skip 1 using 3:4:(sprintf('%s (%.3f)', stringcolumn(1), $2)) with labels point pt 7 "
       "ps 1.5 offset 0,1";
-  return draw(rows.str(), csv, commands, image, force);
+  return draw(rows.str(), csv, commands, image, run);
 }
 
 }  // namespace maskgat::app

@@ -41,8 +41,12 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
 // otherwise, nothing with --quiet.
 class Progress {
  public:
-  Progress(bool quiet, std::int64_t run, std::int64_t runs, const train::TrainOptions& options)
-      : quiet_(quiet),
+  // Quiet prints nothing; verbose prints every epoch also when stderr is not a terminal (where
+  // the line is otherwise printed every 50 epochs instead of being redrawn).
+  Progress(const RunOptions& output, std::int64_t run, std::int64_t runs,
+           const train::TrainOptions& options)
+      : quiet_(output.quiet),
+        every_(output.verbose ? 1 : 50),
         terminal_(isatty(fileno(stderr)) != 0),
         prefix_("run " + std::to_string(run + 1) + "/" + std::to_string(runs) + " seed " +
                 std::to_string(options.seed)),
@@ -64,7 +68,7 @@ class Progress {
         fixed(elapsed_ms_ / 1000.0, 1) + " s ETA " + fixed(eta_s, 1) + " s";
     if (terminal_) {
       std::cerr << '\r' << line << "\x1b[K" << std::flush;
-    } else if (stats.epoch % 50 == 0) {
+    } else if (stats.epoch % every_ == 0) {
       std::cerr << line << '\n';
     }
   }
@@ -75,6 +79,7 @@ class Progress {
 
  private:
   bool quiet_;
+  std::int64_t every_;
   bool terminal_;
   std::string prefix_;
   std::int64_t epochs_;
@@ -139,11 +144,8 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
   command->add_option("--runs", options.runs, "Runs with seeds seed, seed+1, ...")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  command->add_option("--threads", options.threads, "Worker threads (0: all cores)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
   command->add_option("--metrics-json", options.metrics_json,
-                      "Write per-run and summary metrics as JSON to this file");
+                      "Also write per-run and summary metrics to this file, as --json prints them");
   command->add_option("--save", options.save,
                       "Save the model and its training state to this file (one run only)");
   command->add_option("--resume", options.resume,
@@ -151,8 +153,7 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
   command->add_option("--plot", options.plot,
                       "Draw loss and accuracy per epoch into this .svg or .png (gnuplot) and "
                       "write the curves' CSV beside it (one run only)");
-  command->add_flag("--force", options.force, "Replace existing output files");
-  command->add_flag("--quiet", options.quiet, "Print only the final summary");
+  add_run_options(*command, options.run, true);
   command->footer(
       "--seed seeds the first run (initialisation and dropout) and random splits.\n"
       "Features with no negative entries are row-normalised, as in the paper.\n\n"
@@ -173,13 +174,14 @@ int run_train(TrainCommandOptions& options) {
                           std::to_string(options.runs));
   }
   if (options.resume) check_resume_options(options);
-  if (options.plot) check_plot_outputs("--plot", *options.plot, options.force);
-  check_output(options.metrics_json, options.force);
-  check_output(options.save, options.force);
-  const auto threads = limit_threads(options.threads);
+  const RunOptions& output = options.run;
+  if (options.plot) check_plot_outputs("--plot", *options.plot, output.force);
+  check_output(options.metrics_json, output.force);
+  check_output(options.save, output.force);
+  const auto threads = limit_threads(output);
   std::optional<train::Checkpoint> resumed;
   if (options.resume) resumed = train::load_checkpoint(*options.resume);
-  const Dataset dataset = load_model_data(options.data);
+  const Dataset dataset = load_model_data(options.data, output);
 
   std::vector<train::FitResult> results;
   std::vector<std::uint64_t> seeds;
@@ -200,7 +202,7 @@ int run_train(TrainCommandOptions& options) {
         throw Error(error.what());  // data the model cannot train on is a data error
       }
     }();
-    Progress progress(options.quiet, run, options.runs, train_options);
+    Progress progress(output, run, options.runs, train_options);
     std::vector<train::EpochStats> curves;
     const train::FitResult result = trainer.fit([&](const train::EpochStats& stats) {
       progress(stats);
@@ -210,12 +212,15 @@ int run_train(TrainCommandOptions& options) {
     if (options.plot) {
       plot_training_curves(
           curves, dataset.name + " " + nn::attention_kind_name(train_options.model.attention),
-          *options.plot, options.force);
+          *options.plot, output);
     }
     results.push_back(result);
     seeds.push_back(train_options.seed);
-    if (options.save) train::save_checkpoint(*options.save, trainer.checkpoint(), options.force);
-    if (!options.quiet) {
+    if (options.save) {
+      train::save_checkpoint(*options.save, trainer.checkpoint(), output.force);
+      say(output, "saved the model to " + options.save->string());
+    }
+    if (!output.quiet && !output.json) {
       std::cout << "run " << run + 1 << " seed " << train_options.seed << ": test_acc "
                 << fixed(result.test_accuracy, 4) << " val_acc " << fixed(result.val_accuracy, 4)
                 << " best_epoch " << result.best_epoch << " epochs " << result.epochs << " "
@@ -238,30 +243,34 @@ int run_train(TrainCommandOptions& options) {
   double variance = 0.0;
   for (const auto& result : results) variance += std::pow(result.test_accuracy - mean, 2);
   const double std_dev = std::sqrt(variance / count);
-  std::cout << dataset.name << " " << nn::attention_kind_name(last.model.attention)
-            << ": test accuracy " << fixed(100.0 * mean, 2) << " ± " << fixed(100.0 * std_dev, 2)
-            << " % over " << results.size() << (results.size() == 1 ? " run" : " runs") << ", "
-            << fixed(epochs, results.size() == 1 ? 0 : 1) << " epochs"
-            << (results.size() == 1 ? "" : " on average") << ", " << fixed(ms, 2)
-            << " ms per epoch\n";
+  if (!output.json) {
+    std::cout << dataset.name << " " << nn::attention_kind_name(last.model.attention)
+              << ": test accuracy " << fixed(100.0 * mean, 2) << " ± " << fixed(100.0 * std_dev, 2)
+              << " % over " << results.size() << (results.size() == 1 ? " run" : " runs") << ", "
+              << fixed(epochs, results.size() == 1 ? 0 : 1) << " epochs"
+              << (results.size() == 1 ? "" : " on average") << ", " << fixed(ms, 2)
+              << " ms per epoch\n";
+  }
 
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    runs.push_back({{"seed", seeds[k]},
+                    {"epochs", results[k].epochs},
+                    {"best_epoch", results[k].best_epoch},
+                    {"val_acc", results[k].val_accuracy},
+                    {"test_acc", results[k].test_accuracy},
+                    {"ms_per_epoch", results[k].ms_per_epoch}});
+  }
+  const nlohmann::ordered_json out = {{"command", "train"},
+                                      {"dataset", dataset.name},
+                                      {"attention", nn::attention_kind_name(last.model.attention)},
+                                      {"runs", runs},
+                                      {"test_acc_mean", mean},
+                                      {"test_acc_std", std_dev}};
+  if (output.json) std::cout << out.dump(2) << '\n';
   if (options.metrics_json) {
-    nlohmann::ordered_json runs = nlohmann::ordered_json::array();
-    for (std::size_t k = 0; k < results.size(); ++k) {
-      runs.push_back({{"seed", seeds[k]},
-                      {"epochs", results[k].epochs},
-                      {"best_epoch", results[k].best_epoch},
-                      {"val_acc", results[k].val_accuracy},
-                      {"test_acc", results[k].test_accuracy},
-                      {"ms_per_epoch", results[k].ms_per_epoch}});
-    }
-    const nlohmann::ordered_json out = {
-        {"dataset", dataset.name},
-        {"attention", nn::attention_kind_name(last.model.attention)},
-        {"runs", runs},
-        {"test_acc_mean", mean},
-        {"test_acc_std", std_dev}};
-    write_file_atomically(*options.metrics_json, out.dump(2) + "\n", options.force);
+    write_file_atomically(*options.metrics_json, out.dump(2) + "\n", output.force);
+    say(output, "wrote the metrics to " + options.metrics_json->string());
   }
   return 0;
 }

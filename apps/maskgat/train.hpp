@@ -17,10 +17,8 @@ struct TrainCommandOptions {
   std::optional<std::int64_t> layers, heads, hidden, output_heads, epochs, patience;
   std::optional<double> dropout, attention_dropout, learning_rate, weight_decay;
   std::int64_t runs = 1;
-  std::int64_t threads = 0;
   std::optional<std::filesystem::path> metrics_json, save, resume, plot;
-  bool force = false;
-  bool quiet = false;
+  RunOptions run;
 };
 
 // Registers the `train` subcommand on `app`.

@@ -29,9 +29,9 @@ struct Applied {
   RowMatrix<float> logits;
 };
 
-Applied apply_model(const std::filesystem::path& path, DataOptions& data) {
+Applied apply_model(const std::filesystem::path& path, DataOptions& data, const RunOptions& run) {
   train::Checkpoint checkpoint = train::load_checkpoint(path);
-  Dataset dataset = load_model_data(data);
+  Dataset dataset = load_model_data(data, run);
   const std::int64_t width = checkpoint.options.model.in_features;
   if (dataset.features.cols() != width) {
     throw Error("model " + path.string() + " takes " + std::to_string(width) +
@@ -58,13 +58,13 @@ void add_evaluate_command(CLI::App& app, EvaluateOptions& options) {
       "evaluate", "Accuracy, macro-F1 and the test confusion matrix of a saved model");
   command->add_option("--load", options.model, "Model file written by train --save")->required();
   add_data_options(*command, options.data);
-  command->add_option("--metrics-json", options.metrics_json, "Also write the metrics as JSON");
-  command->add_option("--threads", options.threads, "Worker threads (0: all cores)")
-      ->check(CLI::NonNegativeNumber);
-  command->add_flag("--force", options.force, "Replace existing output files");
+  command->add_option("--metrics-json", options.metrics_json,
+                      "Also write the metrics to this file, as --json prints them");
+  add_run_options(*command, options.run, true);
   command->footer(
       "Examples:\n"
       "  maskgat evaluate --load cora.ckpt --dataset cora\n"
+      "  maskgat evaluate --load cora.ckpt --dataset cora --json\n"
       "  maskgat evaluate --load own.ckpt --graph g.txt --features f.csv --labels l.txt "
       "--split s.txt");
 }
@@ -74,10 +74,8 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
       "predict", "Class probabilities of every node (and attention weights) from a saved model");
   command->add_option("--load", options.model, "Model file written by train --save")->required();
   add_data_options(*command, options.data);
-  command
-      ->add_option("--output", options.output,
-                   "CSV: node,predicted_class,p_<class>... one row per node")
-      ->required();
+  command->add_option("--output", options.output,
+                      "CSV: node,predicted_class,p_<class>... one row per node");
   command->add_option("--attention-out", options.attention_out,
                       "CSV: layer,src,dst,head,alpha for every edge, self-loops included");
   command
@@ -86,9 +84,10 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
                    "attention (mean over heads) into FILE (.svg or .png, gnuplot) and write "
                    "the CSV beside it")
       ->expected(2);
-  command->add_option("--threads", options.threads, "Worker threads (0: all cores)")
-      ->check(CLI::NonNegativeNumber);
-  command->add_flag("--force", options.force, "Replace existing output files");
+  add_run_options(*command, options.run, true);
+  command->callback([&options] {
+    if (!options.output && !options.run.json) throw CLI::RequiredError("--output or --json");
+  });
   command->footer(
       "Labels and split are optional: a model applies to any graph with its feature width.\n\n"
       "Examples:\n"
@@ -96,13 +95,15 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
       "  maskgat predict --load own.ckpt --graph new.txt --features new.csv --output p.csv "
       "--attention-out a.csv\n"
       "  maskgat predict --load cora.ckpt --dataset cora --output p.csv --plot-attention 35 "
-      "node35.svg");
+      "node35.svg\n"
+      "  maskgat predict --load cora.ckpt --dataset cora --json > predictions.json");
 }
 
 int run_evaluate(EvaluateOptions& options) {
-  check_output(options.metrics_json, options.force);
-  const auto threads = limit_threads(options.threads);
-  const Applied applied = apply_model(options.model, options.data);
+  const RunOptions& run = options.run;
+  check_output(options.metrics_json, run.force);
+  const auto threads = limit_threads(run);
+  const Applied applied = apply_model(options.model, options.data, run);
   const Dataset& dataset = applied.dataset;
   if (dataset.class_names != applied.checkpoint.class_names) {
     throw Error("model " + options.model.string() + " was trained on " +
@@ -119,9 +120,11 @@ int run_evaluate(EvaluateOptions& options) {
     if (nodes.empty()) continue;
     const train::ConfusionMatrix confusion(dataset.num_classes(), labels, predicted, nodes);
     const double loss = nn::nll_loss<float>(applied.logits, labels, nodes);
-    std::cout << split_part_name(part) << ": nodes " << nodes.size() << " loss " << fixed(loss, 4)
-              << " accuracy " << fixed(confusion.accuracy(), 4) << " macro_f1 "
-              << fixed(confusion.macro_f1(), 4) << '\n';
+    if (!run.json) {
+      std::cout << split_part_name(part) << ": nodes " << nodes.size() << " loss " << fixed(loss, 4)
+                << " accuracy " << fixed(confusion.accuracy(), 4) << " macro_f1 "
+                << fixed(confusion.macro_f1(), 4) << '\n';
+    }
     splits[split_part_name(part)] = {{"nodes", nodes.size()},
                                      {"loss", loss},
                                      {"accuracy", confusion.accuracy()},
@@ -130,60 +133,85 @@ int run_evaluate(EvaluateOptions& options) {
   }
   nlohmann::ordered_json matrix = nlohmann::ordered_json::array();
   if (test) {
-    std::cout << "test confusion (rows: true class, columns: predicted)\n";
+    if (!run.json) std::cout << "test confusion (rows: true class, columns: predicted)\n";
     for (std::int32_t truth = 0; truth < test->classes(); ++truth) {
-      std::cout << "  " << dataset.class_names[static_cast<std::size_t>(truth)] << ':';
       nlohmann::ordered_json row = nlohmann::ordered_json::array();
       for (std::int32_t guess = 0; guess < test->classes(); ++guess) {
-        std::cout << ' ' << test->count(truth, guess);
         row.push_back(test->count(truth, guess));
       }
-      std::cout << '\n';
+      if (!run.json) {
+        std::cout << "  " << dataset.class_names[static_cast<std::size_t>(truth)] << ':';
+        for (const auto& count : row) std::cout << ' ' << count;
+        std::cout << '\n';
+      }
       matrix.push_back(row);
     }
   }
+  const nlohmann::ordered_json out = {{"command", "evaluate"},   {"model", options.model.string()},
+                                      {"dataset", dataset.name}, {"classes", dataset.class_names},
+                                      {"splits", splits},        {"test_confusion", matrix}};
+  if (run.json) std::cout << out.dump(2) << '\n';
   if (options.metrics_json) {
-    const nlohmann::ordered_json out = {{"model", options.model.string()},
-                                        {"dataset", dataset.name},
-                                        {"classes", dataset.class_names},
-                                        {"splits", splits},
-                                        {"test_confusion", matrix}};
-    write_file_atomically(*options.metrics_json, out.dump(2) + "\n", options.force);
+    write_file_atomically(*options.metrics_json, out.dump(2) + "\n", run.force);
+    say(run, "wrote the metrics to " + options.metrics_json->string());
   }
   return 0;
 }
 
 int run_predict(PredictOptions& options) {
-  check_output(options.output, options.force);
-  check_output(options.attention_out, options.force);
+  const RunOptions& run = options.run;
+  check_output(options.output, run.force);
+  check_output(options.attention_out, run.force);
   std::optional<std::filesystem::path> attention_plot;
   if (!options.plot_attention.empty()) {
     attention_plot = options.plot_attention[1];
-    check_plot_outputs("--plot-attention", *attention_plot, options.force);
+    check_plot_outputs("--plot-attention", *attention_plot, run.force);
   }
-  const auto threads = limit_threads(options.threads);
-  const Applied applied = apply_model(options.model, options.data);
+  const auto threads = limit_threads(run);
+  const Applied applied = apply_model(options.model, options.data, run);
   const auto& class_names = applied.checkpoint.class_names;
   const auto& node_names = applied.dataset.node_names;
   RowMatrix<float> log_probabilities;
   nn::log_softmax(applied.logits, log_probabilities);
   const std::vector<std::int32_t> predicted = train::predict_classes(applied.logits);
-  std::ostringstream csv;
-  csv << "node,predicted_class";
-  for (const auto& name : class_names) csv << ",p_" << csv_field(name);
-  csv << '\n' << std::setprecision(6);
-  for (std::int64_t i = 0; i < log_probabilities.rows(); ++i) {
-    const auto node = static_cast<std::size_t>(i);
-    csv << csv_field(node_names[node]) << ','
-        << csv_field(class_names[static_cast<std::size_t>(predicted[node])]);
-    for (std::int64_t k = 0; k < log_probabilities.cols(); ++k) {
-      csv << ',' << std::exp(log_probabilities(i, k));
+  if (options.output) {
+    std::ostringstream csv;
+    csv << "node,predicted_class";
+    for (const auto& name : class_names) csv << ",p_" << csv_field(name);
+    csv << '\n' << std::setprecision(6);
+    for (std::int64_t i = 0; i < log_probabilities.rows(); ++i) {
+      const auto node = static_cast<std::size_t>(i);
+      csv << csv_field(node_names[node]) << ','
+          << csv_field(class_names[static_cast<std::size_t>(predicted[node])]);
+      for (std::int64_t k = 0; k < log_probabilities.cols(); ++k) {
+        csv << ',' << std::exp(log_probabilities(i, k));
+      }
+      csv << '\n';
     }
-    csv << '\n';
+    write_file_atomically(*options.output, csv.str(), run.force);
+    say(run, "wrote " + std::to_string(log_probabilities.rows()) + " predictions to " +
+                 options.output->string());
   }
-  write_file_atomically(options.output, csv.str(), options.force);
-  std::cerr << "wrote " << log_probabilities.rows() << " predictions to " << options.output.string()
-            << '\n';
+  if (run.json) {
+    nlohmann::ordered_json predictions = nlohmann::ordered_json::array();
+    for (std::int64_t i = 0; i < log_probabilities.rows(); ++i) {
+      const auto node = static_cast<std::size_t>(i);
+      nlohmann::ordered_json probabilities = nlohmann::ordered_json::array();
+      for (std::int64_t k = 0; k < log_probabilities.cols(); ++k) {
+        // Six decimals, as in the CSV, not the float's 17 significant digits.
+        probabilities.push_back(std::round(1e6 * std::exp(double{log_probabilities(i, k)})) / 1e6);
+      }
+      predictions.push_back({{"node", node_names[node]},
+                             {"class", class_names[static_cast<std::size_t>(predicted[node])]},
+                             {"probabilities", probabilities}});
+    }
+    const nlohmann::ordered_json out = {{"command", "predict"},
+                                        {"model", options.model.string()},
+                                        {"dataset", applied.dataset.name},
+                                        {"classes", class_names},
+                                        {"predictions", predictions}};
+    std::cout << out.dump(2) << '\n';
+  }
   if (options.attention_out) {
     std::ostringstream attention;
     attention << "layer,src,dst,head,alpha\n" << std::setprecision(6);
@@ -199,7 +227,8 @@ int run_predict(PredictOptions& options) {
         }
       }
     }
-    write_file_atomically(*options.attention_out, attention.str(), options.force);
+    write_file_atomically(*options.attention_out, attention.str(), run.force);
+    say(run, "wrote the attention weights to " + options.attention_out->string());
   }
   if (attention_plot) {
     const std::string& node = options.plot_attention[0];
@@ -216,7 +245,7 @@ int run_predict(PredictOptions& options) {
       neighbours.push_back(node_names[static_cast<std::size_t>(first.sources[e])]);
       alpha.push_back(first.alpha.row(static_cast<std::int64_t>(e)).mean());
     }
-    plot_attention(node, neighbours, alpha, *attention_plot, options.force);
+    plot_attention(node, neighbours, alpha, *attention_plot, run);
   }
   return 0;
 }

@@ -16,18 +16,16 @@ struct EvaluateOptions {
   DataOptions data;
   std::filesystem::path model;
   std::optional<std::filesystem::path> metrics_json;
-  std::int64_t threads = 0;
-  bool force = false;
+  RunOptions run;
 };
 
 struct PredictOptions {
   DataOptions data;
   std::filesystem::path model;
-  std::filesystem::path output;
+  std::optional<std::filesystem::path> output;
   std::optional<std::filesystem::path> attention_out;
   std::vector<std::string> plot_attention;  // empty, or NODE and FILE
-  std::int64_t threads = 0;
-  bool force = false;
+  RunOptions run;
 };
 
 // Register the `evaluate` and `predict` subcommands on `app`.
