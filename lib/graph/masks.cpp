@@ -115,4 +115,33 @@ Graph full(std::int64_t length) {
   return window(length, length);
 }
 
+std::vector<NodeId> receptive_field(const Graph& mask, NodeId node, std::int64_t layers) {
+  if (node < 0 || node >= mask.num_nodes()) {
+    throw InvalidArgument("masks::receptive_field: node " + std::to_string(node) +
+                          " is outside [0, " + std::to_string(mask.num_nodes()) + ")");
+  }
+  if (layers < 0) {
+    throw InvalidArgument("masks::receptive_field: layers " + std::to_string(layers) +
+                          " is negative");
+  }
+  std::vector<bool> reached(static_cast<std::size_t>(mask.num_nodes()), false);
+  reached[static_cast<std::size_t>(node)] = true;
+  std::vector<NodeId> field{node};
+  std::size_t frontier_begin = 0;
+  for (std::int64_t layer = 0; layer < layers && frontier_begin < field.size(); ++layer) {
+    const std::size_t frontier_end = field.size();
+    for (std::size_t k = frontier_begin; k < frontier_end; ++k) {
+      for (const NodeId source : mask.in_neighbors(field[k])) {
+        if (!reached[static_cast<std::size_t>(source)]) {
+          reached[static_cast<std::size_t>(source)] = true;
+          field.push_back(source);
+        }
+      }
+    }
+    frontier_begin = frontier_end;
+  }
+  std::sort(field.begin(), field.end());
+  return field;
+}
+
 }  // namespace maskgat::masks

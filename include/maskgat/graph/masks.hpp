@@ -8,6 +8,7 @@
 /// sequence, attention over an image and ordinary self-attention differ only in the mask.
 
 #include <cstdint>
+#include <vector>
 
 #include "maskgat/export.hpp"
 #include "maskgat/graph/graph.hpp"
@@ -53,5 +54,18 @@ namespace maskgat::masks {
 /// @return the dense mask on `length` nodes
 /// @throws InvalidArgument if `length` is outside [0, 2^31 - 1] (so `length`^2 stays below 2^62).
 [[nodiscard]] MASKGAT_EXPORT Graph full(std::int64_t length);
+
+/// The nodes whose inputs can reach `node`'s output through `layers` attention layers over
+/// `mask`, each of which adds self-loops (as GAT layers do by default): `node` itself and every
+/// node with a path of at most `layers` edges into it, found by a breadth-first search over
+/// in-edges. For `grid(H, W, r)` it is the (2 L r + 1) x (2 L r + 1) window around the pixel,
+/// clipped at the border. Cost O(nodes and edges reached), serial.
+/// @param mask   the attention mask of every layer
+/// @param node   the output node, in [0, N)
+/// @param layers the number of stacked layers L (>= 0; 0 gives `node` alone)
+/// @return the nodes, in increasing id order
+/// @throws InvalidArgument if `node` is outside [0, N) or `layers` is negative.
+[[nodiscard]] MASKGAT_EXPORT std::vector<NodeId> receptive_field(const Graph& mask, NodeId node,
+                                                                 std::int64_t layers);
 
 }  // namespace maskgat::masks

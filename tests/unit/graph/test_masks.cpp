@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <vector>
@@ -103,5 +104,44 @@ TEST_SUITE("unit") {
         maskgat::masks::full(std::int64_t{1} << 32),
         "masks::full: 4294967296 rows of up to 4294967296 entries exceed 2^62 entries",
         maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("masks::receptive_field of a grid is the (2 L r + 1)^2 window clipped at the border") {
+    for (const auto& [height, width, radius] :
+         {std::array<std::int64_t, 3>{7, 9, 1}, {6, 6, 2}, {1, 5, 1}, {8, 3, 0}}) {
+      const Graph grid = maskgat::masks::grid(height, width, radius);
+      for (std::int64_t layers = 0; layers <= 4; ++layers) {
+        for (std::int64_t pixel = 0; pixel < height * width; ++pixel) {
+          const std::int64_t r = pixel / width;
+          const std::int64_t c = pixel % width;
+          const std::int64_t reach = layers * radius;
+          const std::int64_t rows =
+              std::min(height - 1, r + reach) - std::max<std::int64_t>(0, r - reach) + 1;
+          const std::int64_t cols =
+              std::min(width - 1, c + reach) - std::max<std::int64_t>(0, c - reach) + 1;
+          const auto field =
+              maskgat::masks::receptive_field(grid, static_cast<maskgat::NodeId>(pixel), layers);
+          INFO(height, "x", width, " r=", radius, " L=", layers, " pixel ", pixel);
+          REQUIRE(static_cast<std::int64_t>(field.size()) == rows * cols);
+          for (const maskgat::NodeId node : field) {
+            CHECK(std::abs(node / width - r) <= reach);
+            CHECK(std::abs(node % width - c) <= reach);
+          }
+        }
+      }
+    }
+  }
+
+  TEST_CASE("masks::receptive_field follows in-edges only, and checks its arguments") {
+    // 0 -> 1 -> 2 -> 3: node 3 hears 2 after one layer, 0 after three; node 0 only itself.
+    const Graph chain = maskgat::build_graph(4, maskgat::EdgeList{{0, 1, 2}, {1, 2, 3}, {}}).graph;
+    CHECK(maskgat::masks::receptive_field(chain, 3, 1) == std::vector<maskgat::NodeId>{2, 3});
+    CHECK(maskgat::masks::receptive_field(chain, 3, 3) == std::vector<maskgat::NodeId>{0, 1, 2, 3});
+    CHECK(maskgat::masks::receptive_field(chain, 0, 5) == std::vector<maskgat::NodeId>{0});
+    CHECK_THROWS_WITH_AS(maskgat::masks::receptive_field(chain, 4, 1),
+                         "masks::receptive_field: node 4 is outside [0, 4)",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(maskgat::masks::receptive_field(chain, 0, -1),
+                         "masks::receptive_field: layers -1 is negative", maskgat::InvalidArgument);
   }
 }
