@@ -117,18 +117,20 @@ std::filesystem::path default_data_dir() {
   if (home != nullptr && home[0] != '\0') {
     return std::filesystem::path(home) / ".local" / "share" / "maskgat";
   }
-  throw InvalidArgument(
-      "no data directory: neither XDG_DATA_HOME nor HOME is set; pass --data-dir or set "
-      "MASKGAT_DATA_DIR");
+  return {};
 }
 
 Dataset load_data(DataOptions& options, const RunOptions& run) {
   const auto start = std::chrono::steady_clock::now();
   auto& load = options.load;
   load.source = options.source == "linqs" ? DatasetSource::kLinqs : DatasetSource::kPlanetoid;
-  const char* env = std::getenv("MASKGAT_DATA_DIR");
-  const bool given = options.data_dir || (env != nullptr && env[0] != '\0');
-  load.data_dir = given ? resolve_data_dir(options.data_dir, {}) : default_data_dir();
+  load.data_dir = resolve_data_dir(options.data_dir, default_data_dir());
+  const bool reads_files = !options.dataset.empty() && !options.dataset.starts_with("synthetic:");
+  if (reads_files && load.data_dir.empty()) {
+    throw InvalidArgument(
+        "no data directory for " + options.dataset +
+        ": neither XDG_DATA_HOME nor HOME is set; pass --data-dir or set MASKGAT_DATA_DIR");
+  }
   Dataset dataset = options.dataset.empty() ? load_files(options.files, load)
                                             : load_dataset(options.dataset, load);
   for (const auto& note : dataset.notes) say(run, "note: " + note);

@@ -47,8 +47,8 @@ void add_data_options(CLI::App& command, DataOptions& options);
 
 // The data directory when neither `--data-dir` nor $MASKGAT_DATA_DIR gives one: the source
 // tree's datasets/ for a maskgat run from its build tree, else ${XDG_DATA_HOME:-~/.local/share}/
-// maskgat (which the installed `maskgat-fetch` fills). Throws InvalidArgument when neither
-// XDG_DATA_HOME (absolute) nor HOME is set.
+// maskgat (which the installed `maskgat-fetch` fills); empty when neither XDG_DATA_HOME
+// (absolute) nor HOME is set.
 std::filesystem::path default_data_dir();
 
 // Loads what the options name and prints the loaders' notes to stderr as `note:` lines (unless

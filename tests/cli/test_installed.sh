@@ -32,4 +32,17 @@ set -e
 grep -q "$work/home/.local/share/maskgat/planetoid/ind.cora" "$work/err" ||
   fail "error does not name ~/.local/share/maskgat: $(cat "$work/err")"
 grep -q "maskgat-fetch" "$work/err" || fail "error does not name maskgat-fetch"
+
+# 3. With neither HOME nor XDG_DATA_HOME a built-in dataset needs --data-dir (bad usage, exit 2),
+#    while own files and synthetic graphs need no data directory at all.
+set +e
+env -u XDG_DATA_HOME -u HOME "$work/prefix/bin/maskgat" info --dataset cora > /dev/null 2> "$work/err"
+code=$?
+set -e
+[ "$code" -eq 2 ] || fail "no HOME: exit $code, expected 2"
+grep -q "^error: no data directory for cora: neither XDG_DATA_HOME nor HOME is set; pass --data-dir or set MASKGAT_DATA_DIR$" "$work/err" ||
+  fail "no HOME: unexpected message: $(cat "$work/err")"
+env -u XDG_DATA_HOME -u HOME "$work/prefix/bin/maskgat" info \
+  --dataset synthetic:nodes=50,degree=3,features=4,classes=2 > /dev/null ||
+  fail "no HOME: a synthetic graph failed"
 echo "installed maskgat and maskgat-fetch share \${XDG_DATA_HOME:-~/.local/share}/maskgat"
