@@ -49,4 +49,61 @@ namespace maskgat::transforms {
 [[nodiscard]] MASKGAT_EXPORT RowMatrix<float> random_walk_encoding(const Graph& graph,
                                                                    std::int64_t steps);
 
+/// Laplacian eigenvector encodings (Dwivedi et al. 2020): row i holds node i's entries in the
+/// eigenvectors of the k smallest non-trivial eigenvalues of the symmetric normalised Laplacian
+///
+///     L = I - D^-1/2 A D^-1/2
+///
+/// of the graph's undirected simple version: every edge counts in both directions, once, and
+/// self-loops and weights are ignored, so directed input is symmetrised first.
+///
+/// Each connected component is encoded on its own. On a component of n_c nodes, L has the
+/// eigenvalue 0 exactly once, with eigenvector proportional to D^1/2 1, which carries no
+/// position and is left out: column j - 1 (j = 1 .. k) of the component's rows is the
+/// eigenvector of its (j + 1)-th smallest eigenvalue, ascending, with unit norm over the
+/// component and zero elsewhere. Columns past the component's n_c - 1 non-trivial eigenvectors
+/// are zero, so a component of at most k nodes is zero-padded and an isolated node (also one
+/// whose only edge is a self-loop) gets an all-zero row. The eigenvalue 0 of the whole
+/// graph is repeated once per component; the encoding keeps those null vectors apart by
+/// construction instead of mixing them, as a solve over the whole graph would.
+///
+/// An eigenvector's sign is arbitrary; each column is made positive at its first entry (lowest
+/// node id) whose magnitude is within a relative 1e-6 of the column's largest, so the output is
+/// reproducible. Within a repeated eigenvalue (symmetric graphs, e.g. the cycle) any rotation of
+/// the eigenspace is equally valid: the basis returned is the solver's, deterministic for a given
+/// graph but not canonical, and when column k cuts through such an eigenspace the kept part of
+/// it is the solver's choice as well. `flip_signs` randomises the signs during training.
+///
+/// Computed in double and rounded once to float. Components of up to 256 nodes (or of fewer than
+/// 2k + 1) are solved densely, O(n_c^3). Larger ones use restarted Lanczos (Spectra's
+/// `SymEigsSolver`, relative tolerance 1e-10) on I + D^-1/2 A D^-1/2 = 2I - L, whose largest
+/// eigenvalues are L's smallest, with sparse products over the component's adjacency, O(n_c +
+/// E_c) each, and the null vector projected out. Single-vector Lanczos can miss a copy of a
+/// repeated eigenvalue, so it is rerun from new start vectors with everything found so far
+/// projected out, until a run finds no eigenvalue above the k-th found (usually one extra run).
+/// Parallel over components, each solved serially by a computation that does not depend on
+/// scheduling, so the result is the same on any thread count. Memory: the undirected adjacency
+/// (O(N + E)) plus, per component being solved, n_c x n_c doubles (dense) or a few n_c x
+/// max(2k + 1, 40) doubles (Lanczos).
+/// @param graph any graph
+/// @param k     the number of eigenvectors per node (> 0)
+/// @return N x k, column j - 1 holding the eigenvector of each component's (j + 1)-th smallest
+///         eigenvalue, or zeros where the component has fewer than j + 1 nodes
+/// @throws InvalidArgument if `k` is not positive; Error if Lanczos does not converge on a
+///         component (the message names the component, numbered as by `weak_components`, its
+///         size and k).
+[[nodiscard]] MASKGAT_EXPORT RowMatrix<float> laplacian_encoding(const Graph& graph,
+                                                                 std::int64_t k);
+
+/// Random sign flips of eigenvector encodings (Dwivedi et al. 2020). An eigenvector's sign is
+/// arbitrary, so a model must not learn to rely on it: training calls this at every step to
+/// multiply each column of a copy of the encoding by +1 or -1, and inference uses the stored
+/// signs unchanged. Column c is negated when the top bit of `counter_hash(seed, step, c)` is
+/// set, so the flips depend only on (`seed`, `step`, c), not on the encoding's values or
+/// the thread count. O(N k), parallel over fixed row blocks.
+/// @param encoding N x k, flipped in place
+/// @param seed     the run's seed
+/// @param step     the training step; each step draws new signs
+MASKGAT_EXPORT void flip_signs(RowMatrix<float>& encoding, std::uint64_t seed, std::uint64_t step);
+
 }  // namespace maskgat::transforms
