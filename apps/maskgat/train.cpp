@@ -33,6 +33,7 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
   if (cli.weight_decay) options.optimizer.weight_decay = *cli.weight_decay;
   if (cli.epochs) options.epochs = *cli.epochs;
   if (cli.patience) options.patience = *cli.patience;
+  if (cli.positional) options.positional = transforms::parse_positional_encoding(*cli.positional);
   options.seed = seed;
   return options;
 }
@@ -91,10 +92,10 @@ class Progress {
 
 // The options --resume takes from the checkpoint and would contradict.
 void check_resume_options(const TrainCommandOptions& options) {
-  const bool recipe_given = options.attention || options.layers || options.heads ||
-                            options.hidden || options.output_heads || options.patience ||
-                            options.dropout || options.attention_dropout || options.learning_rate ||
-                            options.weight_decay;
+  const bool recipe_given = options.attention || options.positional || options.layers ||
+                            options.heads || options.hidden || options.output_heads ||
+                            options.patience || options.dropout || options.attention_dropout ||
+                            options.learning_rate || options.weight_decay;
   if (recipe_given) {
     throw InvalidArgument(
         "--resume continues the saved run with its own model and recipe; only --epochs may be "
@@ -112,6 +113,20 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
       ->add_option("--attention", options.attention,
                    "Attention layer: gat, gatv2 or dot (default gat)")
       ->check(CLI::IsMember({"gat", "gatv2", "dot"}));
+  command
+      ->add_option("--pe", options.positional,
+                   "Append a positional encoding of the graph to the features: lap:K (the K "
+                   "Laplacian eigenvectors after each component's null one, signs flipped at "
+                   "random every step) or rw:K (random-walk return probabilities after 1..K "
+                   "steps); saved with the model (default none)")
+      ->check([](const std::string& spec) {
+        try {
+          (void)transforms::parse_positional_encoding(spec);
+          return std::string();
+        } catch (const InvalidArgument& error) {
+          return std::string(error.what());
+        }
+      });
   command->add_option("--layers", options.layers, "Attention layers (default 2)")
       ->check(CLI::PositiveNumber);
   command->add_option("--heads", options.heads, "Heads of every hidden layer (default 8)")
@@ -161,6 +176,7 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
       "  maskgat train --dataset cora\n"
       "  maskgat train --dataset citeseer --runs 10 --metrics-json citeseer.json\n"
       "  maskgat train --dataset cora --attention gatv2 --threads 1\n"
+      "  maskgat train --dataset cora --pe lap:8 --runs 10\n"
       "  maskgat train --dataset cora --epochs 50 --patience 0 --save cora.ckpt\n"
       "  maskgat train --dataset cora --plot curves.png   # and curves.csv\n"
       "  maskgat train --dataset cora --resume cora.ckpt --epochs 100 --save cora2.ckpt\n"
@@ -245,6 +261,9 @@ int run_train(TrainCommandOptions& options) {
   const double std_dev = std::sqrt(variance / count);
   if (!output.json) {
     std::cout << dataset.name << " " << nn::attention_kind_name(last.model.attention)
+              << (last.positional.kind == transforms::EncodingKind::kNone
+                      ? ""
+                      : " + " + transforms::positional_encoding_name(last.positional))
               << ": test accuracy " << fixed(100.0 * mean, 2) << " ± " << fixed(100.0 * std_dev, 2)
               << " % over " << results.size() << (results.size() == 1 ? " run" : " runs") << ", "
               << fixed(epochs, results.size() == 1 ? 0 : 1) << " epochs"
@@ -261,12 +280,14 @@ int run_train(TrainCommandOptions& options) {
                     {"test_acc", results[k].test_accuracy},
                     {"ms_per_epoch", results[k].ms_per_epoch}});
   }
-  const nlohmann::ordered_json out = {{"command", "train"},
-                                      {"dataset", dataset.name},
-                                      {"attention", nn::attention_kind_name(last.model.attention)},
-                                      {"runs", runs},
-                                      {"test_acc_mean", mean},
-                                      {"test_acc_std", std_dev}};
+  const nlohmann::ordered_json out = {
+      {"command", "train"},
+      {"dataset", dataset.name},
+      {"attention", nn::attention_kind_name(last.model.attention)},
+      {"positional_encoding", transforms::positional_encoding_name(last.positional)},
+      {"runs", runs},
+      {"test_acc_mean", mean},
+      {"test_acc_std", std_dev}};
   if (output.json) std::cout << out.dump(2) << '\n';
   if (options.metrics_json) {
     write_file_atomically(*options.metrics_json, out.dump(2) + "\n", output.force);

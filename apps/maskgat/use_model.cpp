@@ -33,9 +33,15 @@ Applied apply_model(const std::filesystem::path& path, DataOptions& data, const 
   train::Checkpoint checkpoint = train::load_checkpoint(path);
   Dataset dataset = load_model_data(data, run);
   const std::int64_t width = checkpoint.options.model.in_features;
-  if (dataset.features.cols() != width) {
-    throw Error("model " + path.string() + " takes " + std::to_string(width) +
-                " features, the data has " + std::to_string(dataset.features.cols()));
+  const std::int64_t encoded = checkpoint.options.positional.dims;
+  if (dataset.features.cols() + encoded != width) {
+    std::string what = "model " + path.string() + " takes " + std::to_string(width) + " features";
+    if (encoded > 0) {
+      what += " (" + std::to_string(width - encoded) + " of the data's and " +
+              std::to_string(encoded) + " of its positional encoding " +
+              transforms::positional_encoding_name(checkpoint.options.positional) + ")";
+    }
+    throw Error(what + ", the data has " + std::to_string(dataset.features.cols()));
   }
   nn::Model model = [&] {
     try {
@@ -46,7 +52,9 @@ Applied apply_model(const std::filesystem::path& path, DataOptions& data, const 
   }();
   Graph mask = masks::from_graph(dataset.graph, true);
   Rng unused(0);  // evaluation draws nothing
-  RowMatrix<float> logits = model.forward(mask, dataset.features.view(), nn::Mode::kEval, unused);
+  // The encoding is recomputed from this data's graph, as the model was trained with it.
+  const FeatureMatrix input = train::model_input(dataset, checkpoint.options);
+  RowMatrix<float> logits = model.forward(mask, input.view(), nn::Mode::kEval, unused);
   return {std::move(checkpoint), std::move(dataset), std::move(mask), std::move(model),
           std::move(logits)};
 }

@@ -87,6 +87,27 @@ void FeatureMatrix::normalize_rows() {
   }
 }
 
+void FeatureMatrix::scale_columns(std::int64_t first, std::span<const float> factors) {
+  const auto count = static_cast<std::int64_t>(factors.size());
+  if (first < 0 || first + count > cols()) {
+    throw InvalidArgument("scale_columns: columns " + std::to_string(first) + " to " +
+                          std::to_string(first + count - 1) + " of a matrix with " +
+                          std::to_string(cols()) + " columns");
+  }
+  if (is_sparse()) {
+    auto& m = std::get<SparseFeatures>(values_);
+    for (Eigen::Index r = 0; r < m.outerSize(); ++r) {
+      for (SparseFeatures::InnerIterator it(m, r); it; ++it) {
+        const std::int64_t c = it.col() - first;
+        if (c >= 0 && c < count) it.valueRef() *= factors[static_cast<std::size_t>(c)];
+      }
+    }
+    return;
+  }
+  auto& m = std::get<DenseFeatures>(values_);
+  for (std::int64_t c = 0; c < count; ++c) m.col(first + c) *= factors[static_cast<std::size_t>(c)];
+}
+
 FeatureTable read_features(const std::filesystem::path& path, NodeIndex& nodes,
                            const ReadOptions& options) {
   if (nodes.size() != 0 || nodes.frozen()) {

@@ -16,7 +16,10 @@ static_assert(std::endian::native == std::endian::little,
               "checkpoints are written little-endian by copying bytes");
 
 constexpr std::string_view kMagic = "MGATCKPT";
-constexpr std::uint32_t kVersion = 1;
+// Version 2 added the positional encoding after the seed; version 1 files (without one) still
+// load, as models without an encoding.
+constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kOldestVersion = 1;
 
 std::uint64_t fnv1a(std::string_view bytes) {
   std::uint64_t hash = 0xcbf29ce484222325ULL;
@@ -118,9 +121,11 @@ void write_options(Writer& out, const TrainOptions& options) {
   out.scalar(options.epochs);
   out.scalar(options.patience);
   out.scalar(options.seed);
+  out.scalar<std::uint8_t>(static_cast<std::uint8_t>(options.positional.kind));
+  out.scalar(options.positional.dims);
 }
 
-TrainOptions read_options(Reader& in) {
+TrainOptions read_options(Reader& in, std::uint32_t version) {
   TrainOptions options;
   nn::ModelOptions& model = options.model;
   const auto kind = in.scalar<std::uint8_t>();
@@ -140,6 +145,21 @@ TrainOptions read_options(Reader& in) {
   options.epochs = in.scalar<std::int64_t>();
   options.patience = in.scalar<std::int64_t>();
   options.seed = in.scalar<std::uint64_t>();
+  if (version >= 2) {
+    const auto encoding = in.scalar<std::uint8_t>();
+    if (encoding > static_cast<std::uint8_t>(transforms::EncodingKind::kRandomWalk)) {
+      in.fail("unknown positional encoding kind " + std::to_string(encoding));
+    }
+    options.positional.kind = static_cast<transforms::EncodingKind>(encoding);
+    options.positional.dims = in.scalar<std::int64_t>();
+    const bool none = options.positional.kind == transforms::EncodingKind::kNone;
+    if (none != (options.positional.dims == 0) || options.positional.dims < 0 ||
+        options.positional.dims > options.model.in_features) {
+      in.fail("positional encoding width " + std::to_string(options.positional.dims) +
+              " does not fit its kind or the model's " + std::to_string(options.model.in_features) +
+              " input features");
+    }
+  }
   return options;
 }
 
@@ -252,9 +272,9 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
   if (content.size() < kHeader) throw error("truncated inside the header");
   std::uint32_t version = 0;
   std::memcpy(&version, content.data() + 8, sizeof(version));
-  if (version != kVersion) {
-    throw error("format version " + std::to_string(version) + ", this build reads version " +
-                std::to_string(kVersion));
+  if (version < kOldestVersion || version > kVersion) {
+    throw error("format version " + std::to_string(version) + ", this build reads versions " +
+                std::to_string(kOldestVersion) + " to " + std::to_string(kVersion));
   }
   std::uint64_t size = 0;
   std::memcpy(&size, content.data() + 12, sizeof(size));
@@ -275,7 +295,7 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
 
   Reader in(payload, where);
   Checkpoint checkpoint;
-  checkpoint.options = read_options(in);
+  checkpoint.options = read_options(in, version);
   checkpoint.dataset = in.string();
   checkpoint.class_names.resize(in.count(8, "the class list"));
   for (auto& name : checkpoint.class_names) name = in.string();

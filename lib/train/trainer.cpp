@@ -22,12 +22,25 @@ TrainOptions paper_recipe(std::string_view dataset) {
   return options;
 }
 
+FeatureMatrix model_input(const Dataset& dataset, const TrainOptions& options) {
+  dataset.require_features();
+  if (options.positional.kind == transforms::EncodingKind::kNone) return dataset.features;
+  return transforms::append_columns(
+      dataset.features, transforms::positional_encoding(dataset.graph, options.positional));
+}
+
 namespace {
+
+// Laplacian eigenvectors have no sign of their own, so training shows the model a random sign of
+// every column at every step, and evaluation the stored one (Dwivedi et al.).
+bool flips_signs(const TrainOptions& options) {
+  return options.positional.kind == transforms::EncodingKind::kLaplacian;
+}
 
 nn::ModelOptions model_options(const Dataset& dataset, const TrainOptions& options) {
   dataset.require_features();
   nn::ModelOptions model = options.model;
-  model.in_features = dataset.features.cols();
+  model.in_features = dataset.features.cols() + options.positional.dims;
   model.classes = dataset.num_classes();
   return model;
 }
@@ -51,6 +64,15 @@ struct Trainer::Impl {
         val_nodes(data.nodes_in(SplitPart::kVal)),
         test_nodes(data.nodes_in(SplitPart::kTest)) {
     options.model = model.options();  // with the dataset's feature width and classes
+    if (options.positional.kind != transforms::EncodingKind::kNone) {
+      input = model_input(data, options);
+      if (flips_signs(options)) {
+        train_input = input;
+        signs.assign(static_cast<std::size_t>(options.positional.dims), 1.0F);
+        ratios.resize(signs.size());
+        step_signs = RowMatrix<float>(1, options.positional.dims);
+      }
+    }
     if (options.epochs <= 0) {
       throw InvalidArgument("train: epochs is " + std::to_string(options.epochs) +
                             ", expected a positive count");
@@ -68,10 +90,30 @@ struct Trainer::Impl {
     }
   }
 
-  InputRef<float> features() const { return dataset->features.view(); }
+  // The model's input in evaluation (the stored encoding) and in training (with this step's
+  // signs once `flip_for_step` has run).
+  InputRef<float> features(nn::Mode mode) const {
+    if (options.positional.kind == transforms::EncodingKind::kNone) return dataset->features.view();
+    return mode == nn::Mode::kTrain && flips_signs(options) ? train_input.view() : input.view();
+  }
+
+  // Gives the training input's encoding columns the signs of `epoch`'s step, drawn from the seed
+  // and the epoch (so a resumed run draws the same ones), by scaling each column by the ratio of
+  // its new sign to its current one.
+  void flip_for_step(std::int64_t epoch) {
+    if (!flips_signs(options)) return;
+    step_signs.setOnes();
+    transforms::flip_signs(step_signs, options.seed, static_cast<std::uint64_t>(epoch));
+    for (std::size_t c = 0; c < signs.size(); ++c) {
+      const float next = step_signs(0, static_cast<std::int64_t>(c));
+      ratios[c] = next * signs[c];
+      signs[c] = next;
+    }
+    train_input.scale_columns(dataset->features.cols(), ratios);
+  }
 
   const RowMatrix<float>& evaluation_logits() {
-    return model.forward(mask, features(), nn::Mode::kEval, rng);
+    return model.forward(mask, features(nn::Mode::kEval), nn::Mode::kEval, rng);
   }
 
   const Dataset* dataset;
@@ -85,6 +127,11 @@ struct Trainer::Impl {
   std::vector<NodeId> val_nodes;
   std::vector<NodeId> test_nodes;
   RowMatrix<float> grad_logits;
+  FeatureMatrix input;        // with the positional encoding; N x 0 without one
+  FeatureMatrix train_input;  // `input` with this step's sign flips (Laplacian encodings only)
+  std::vector<float> signs;   // the current sign of each encoding column in `train_input`
+  std::vector<float> ratios;  // next sign over current sign, per column
+  RowMatrix<float> step_signs;
 };
 
 Trainer::Trainer(const Dataset& dataset, const TrainOptions& options)
@@ -108,7 +155,9 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
     EpochStats stats;
     stats.epoch = epoch;
     parameters.zero_grad();
-    const RowMatrix<float>& logits = s.model.forward(s.mask, s.features(), nn::Mode::kTrain, s.rng);
+    s.flip_for_step(epoch);
+    const RowMatrix<float>& logits =
+        s.model.forward(s.mask, s.features(nn::Mode::kTrain), nn::Mode::kTrain, s.rng);
     stats.train_loss = nn::nll_loss(logits, labels, s.train_nodes, &s.grad_logits);
     if (!std::isfinite(stats.train_loss)) {
       throw Error("train: the training loss is " + std::to_string(stats.train_loss) + " at epoch " +
@@ -117,7 +166,7 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
     stats.train_accuracy =
         ConfusionMatrix(s.dataset->num_classes(), labels, predict_classes(logits), s.train_nodes)
             .accuracy();
-    s.model.backward(s.mask, s.features(), s.grad_logits);
+    s.model.backward(s.mask, s.features(nn::Mode::kTrain), s.grad_logits);
     const auto grads = parameters.grads();
     if (!std::all_of(grads.begin(), grads.end(), [](float g) { return std::isfinite(g); })) {
       throw Error("train: a gradient is not finite at epoch " + std::to_string(epoch) +

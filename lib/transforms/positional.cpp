@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "detail/parallel.hpp"
+#include "detail/text.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/core/random.hpp"
 #include "maskgat/graph/bgl.hpp"
@@ -270,6 +271,17 @@ void fix_signs(Eigen::MatrixXd& vectors) {
   }
 }
 
+// The widest encoding `parse_positional_encoding` accepts: far beyond any useful width, and
+// small enough that a typo such as `lap:80000` fails at once rather than after hours.
+constexpr std::int64_t kMaxDims = 1024;
+
+struct KindName {
+  EncodingKind kind;
+  const char* prefix;
+};
+constexpr KindName kKindNames[] = {{EncodingKind::kLaplacian, "lap"},
+                                   {EncodingKind::kRandomWalk, "rw"}};
+
 }  // namespace
 
 RowMatrix<float> sinusoidal_encoding(std::int64_t positions, std::int64_t dims, double base) {
@@ -390,6 +402,74 @@ void flip_signs(RowMatrix<float>& encoding, std::uint64_t seed, std::uint64_t st
       encoding.rows(), detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
         encoding.middleRows(begin, end - begin).array().rowwise() *= signs.array();
       });
+}
+
+PositionalEncoding parse_positional_encoding(std::string_view spec) {
+  if (spec == "none") return {};
+  const auto colon = spec.find(':');
+  const std::string_view prefix = spec.substr(0, colon);
+  for (const auto& [kind, name] : kKindNames) {
+    if (colon == std::string_view::npos || prefix != name) continue;
+    const auto dims = detail::parse_integer(spec.substr(colon + 1));
+    if (!dims || *dims <= 0 || *dims > kMaxDims) {
+      throw InvalidArgument("positional encoding '" + std::string(spec) + "': the width after '" +
+                            name + ":' must be an integer from 1 to " + std::to_string(kMaxDims));
+    }
+    return {kind, *dims};
+  }
+  throw InvalidArgument("positional encoding '" + std::string(spec) +
+                        "': expected none, lap:K (Laplacian eigenvectors) or rw:K (random-walk "
+                        "return probabilities)");
+}
+
+std::string positional_encoding_name(const PositionalEncoding& encoding) {
+  for (const auto& [kind, name] : kKindNames) {
+    if (encoding.kind == kind) return std::string(name) + ":" + std::to_string(encoding.dims);
+  }
+  return "none";
+}
+
+RowMatrix<float> positional_encoding(const Graph& graph, const PositionalEncoding& encoding) {
+  switch (encoding.kind) {
+    case EncodingKind::kLaplacian:
+      return laplacian_encoding(graph, encoding.dims);
+    case EncodingKind::kRandomWalk:
+      return random_walk_encoding(graph, encoding.dims);
+    case EncodingKind::kNone:
+      break;
+  }
+  throw InvalidArgument("positional_encoding: the encoding is none, expected lap:K or rw:K");
+}
+
+FeatureMatrix append_columns(const FeatureMatrix& features, const RowMatrix<float>& block) {
+  const std::int64_t n = features.rows();
+  if (block.rows() != n) {
+    throw InvalidArgument("append_columns: the block has " + std::to_string(block.rows()) +
+                          " rows, the features " + std::to_string(n));
+  }
+  const std::int64_t width = features.cols();
+  const std::int64_t dims = block.cols();
+  if (!features.is_sparse()) {
+    DenseFeatures out(n, width + dims);
+    out << features.dense(), block;
+    return FeatureMatrix(std::move(out));
+  }
+  const SparseFeatures& sparse = features.sparse();
+  SparseFeatures out(n, width + dims);
+  std::vector<std::int32_t> row_sizes(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::int64_t stored = dims;
+    for (SparseFeatures::InnerIterator it(sparse, i); it; ++it) ++stored;
+    row_sizes[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(stored);
+  }
+  out.reserve(row_sizes);
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (SparseFeatures::InnerIterator it(sparse, i); it; ++it)
+      out.insert(i, it.col()) = it.value();
+    for (std::int64_t c = 0; c < dims; ++c) out.insert(i, width + c) = block(i, c);
+  }
+  out.makeCompressed();
+  return FeatureMatrix(std::move(out));
 }
 
 }  // namespace maskgat::transforms

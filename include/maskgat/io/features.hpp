@@ -6,6 +6,7 @@
 #include <Eigen/SparseCore>
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -69,6 +70,13 @@ class MASKGAT_EXPORT FeatureMatrix {
   /// Divides every row by its sum (rows summing to 0 are left as they are), as PyG's
   /// `NormalizeFeatures`. Serial, O(stored entries).
   void normalize_rows();
+
+  /// Multiplies column `first + c` by `factors[c]`, for c = 0 .. K-1 (training's sign flips of a
+  /// positional encoding). O(stored entries) sparse, O(N K) dense; allocates nothing.
+  /// @param first   the first column to scale
+  /// @param factors K factors; `first + K` must not exceed `cols()`
+  /// @throws InvalidArgument when the columns do not fit.
+  void scale_columns(std::int64_t first, std::span<const float> factors);
 
  private:
   std::variant<SparseFeatures, DenseFeatures> values_{SparseFeatures()};

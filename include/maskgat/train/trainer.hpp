@@ -13,6 +13,7 @@
 #include "maskgat/nn/model.hpp"
 #include "maskgat/optim/adam.hpp"
 #include "maskgat/train/metrics.hpp"
+#include "maskgat/transforms/positional.hpp"
 
 namespace maskgat::train {
 
@@ -25,7 +26,22 @@ struct TrainOptions {
   std::int64_t epochs = 10000;   ///< at most this many epochs (> 0)
   std::int64_t patience = 100;   ///< early-stopping patience; 0 trains exactly `epochs` epochs
   std::uint64_t seed = 0;        ///< the only source of randomness (initialisation and dropout)
+  /// Columns appended to the features, computed from the dataset's graph (`model_input`);
+  /// Laplacian eigenvectors get random sign flips at every training step.
+  transforms::PositionalEncoding positional;
 };
+
+/// What a model trained with `options` takes as input on `dataset`: its features, with
+/// `options.positional`'s encoding of its graph appended when there is one. The trainer, and
+/// anything that runs a trained model on data (such as `maskgat evaluate` and `predict`), build
+/// the input with this.
+/// @param dataset  features and graph; `require_features` must hold
+/// @param options  the run's settings; only `positional` is read
+/// @return N x (F + K) features, sparse if the dataset's are
+/// @throws IoError when the dataset's features are unavailable; InvalidArgument from the
+///         encoding.
+[[nodiscard]] MASKGAT_EXPORT FeatureMatrix model_input(const Dataset& dataset,
+                                                       const TrainOptions& options);
 
 /// The GAT paper's settings (Veličković et al. 2018) for `dataset`: for `pubmed` 8 averaged
 /// output heads, learning rate 0.01 and weight decay 1e-3; for every other name the Cora and

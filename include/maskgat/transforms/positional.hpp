@@ -4,10 +4,13 @@
 /// to concatenate with its own features (attention alone treats every position alike).
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "maskgat/core/tensor.hpp"
 #include "maskgat/export.hpp"
 #include "maskgat/graph/graph.hpp"
+#include "maskgat/io/features.hpp"
 
 namespace maskgat::transforms {
 
@@ -105,5 +108,46 @@ namespace maskgat::transforms {
 /// @param seed     the run's seed
 /// @param step     the training step; each step draws new signs
 MASKGAT_EXPORT void flip_signs(RowMatrix<float>& encoding, std::uint64_t seed, std::uint64_t step);
+
+/// Which positional encoding a model's input carries: none, Laplacian eigenvectors
+/// (`laplacian_encoding`) or random-walk return probabilities (`random_walk_encoding`).
+enum class EncodingKind { kNone, kLaplacian, kRandomWalk };
+
+/// A positional encoding of a graph's nodes, as `maskgat train --pe` names it: `none`,
+/// `lap:K` or `rw:K`.
+struct PositionalEncoding {
+  EncodingKind kind = EncodingKind::kNone;  ///< which encoding
+  std::int64_t dims = 0;                    ///< its width K (0 for `kNone`)
+};
+
+/// Reads `none`, `lap:K` or `rw:K` (K a positive count of at most 1024).
+/// @param spec the text, e.g. `lap:8`
+/// @return the encoding it names
+/// @throws InvalidArgument naming the text and the expected forms.
+[[nodiscard]] MASKGAT_EXPORT PositionalEncoding parse_positional_encoding(std::string_view spec);
+
+/// The text `parse_positional_encoding` reads back.
+/// @param encoding any encoding
+/// @return e.g. `lap:8`, or `none`
+[[nodiscard]] MASKGAT_EXPORT std::string positional_encoding_name(
+    const PositionalEncoding& encoding);
+
+/// The N x K encoding `encoding` names, of `graph`'s nodes.
+/// @param graph    the graph to encode (the data's own graph, without the mask's self-loops)
+/// @param encoding not `kNone`
+/// @return `laplacian_encoding(graph, K)` or `random_walk_encoding(graph, K)`
+/// @throws InvalidArgument for `kNone` or a width that is not positive.
+[[nodiscard]] MASKGAT_EXPORT RowMatrix<float> positional_encoding(
+    const Graph& graph, const PositionalEncoding& encoding);
+
+/// `features` with the columns of `block` appended: N x (F + K), sparse if `features` is. Sparse
+/// features store all K appended entries of every row, zeros included, so every row ends with
+/// the same K slots (which training's sign flips rewrite in place).
+/// @param features N x F
+/// @param block    N x K, e.g. a positional encoding
+/// @return the concatenation [features, block]
+/// @throws InvalidArgument when the row counts differ.
+[[nodiscard]] MASKGAT_EXPORT FeatureMatrix append_columns(const FeatureMatrix& features,
+                                                          const RowMatrix<float>& block);
 
 }  // namespace maskgat::transforms

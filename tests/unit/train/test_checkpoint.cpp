@@ -8,6 +8,7 @@
 #include "maskgat/io/synthetic.hpp"
 #include "maskgat/nn/loss.hpp"
 #include "maskgat/train/checkpoint.hpp"
+#include "support/checkpoint_file.hpp"
 #include "support/paths.hpp"
 
 namespace train = maskgat::train;
@@ -104,6 +105,28 @@ TEST_SUITE("unit") {
     CHECK(a.state.rng.words == b.state.rng.words);
   }
 
+  TEST_CASE("a version 1 checkpoint, from before positional encodings, loads without one") {
+    const maskgat::Dataset data = synthetic(12);
+    train::Trainer trainer(data, options_with(3));
+    trainer.fit();
+    const auto dir = maskgat::test::scratch_dir("checkpoint_version1");
+    train::save_checkpoint(dir / "v2.ckpt", trainer.checkpoint(), true);
+    const std::string bytes = read_bytes(dir / "v2.ckpt");
+    REQUIRE(bytes[8] == 2);
+    // Version 2 added the encoding's kind (1 byte) and width (8) after the options' 129 bytes
+    // (attention kind, 6 counts, 7 reals, epochs, patience, seed).
+    constexpr std::size_t kOptions = 1 + 6 * 8 + 7 * 8 + 3 * 8;
+    std::string payload = bytes.substr(maskgat::test::kCheckpointHeader,
+                                       bytes.size() - maskgat::test::kCheckpointHeader - 8);
+    CHECK(payload.substr(kOptions, 9) == std::string(9, '\0'));
+    payload.erase(kOptions, 9);
+    write_bytes(dir / "v1.ckpt", maskgat::test::frame_checkpoint(payload, 1));
+    const train::Checkpoint loaded = train::load_checkpoint(dir / "v1.ckpt");
+    CHECK(loaded.options.positional.kind == maskgat::transforms::EncodingKind::kNone);
+    CHECK(loaded.options.model.in_features == 12);
+    CHECK(loaded.values == trainer.checkpoint().values);
+  }
+
   TEST_CASE("damaged checkpoints are rejected with what is wrong") {
     const maskgat::Dataset data = synthetic(12);
     train::Trainer trainer(data, options_with(3));
@@ -129,12 +152,15 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(train::load_checkpoint(bad),
                          doctest::Contains("checksum mismatch: the file is corrupt"),
                          maskgat::ParseError);
-    std::string version = bytes;
-    version[8] = 2;
-    write_bytes(bad, version);
-    CHECK_THROWS_WITH_AS(train::load_checkpoint(bad),
-                         doctest::Contains("format version 2, this build reads version 1"),
-                         maskgat::ParseError);
+    for (const int version : {0, 3}) {
+      std::string versioned = bytes;
+      versioned[8] = static_cast<char>(version);
+      write_bytes(bad, versioned);
+      const std::string expected = "format version " + std::to_string(version) +
+                                   ", this build reads versions 1 to 2";
+      CHECK_THROWS_WITH_AS(train::load_checkpoint(bad), doctest::Contains(expected.c_str()),
+                           maskgat::ParseError);
+    }
     CHECK_THROWS_AS(train::load_checkpoint(dir / "missing.ckpt"), maskgat::IoError);
   }
 

@@ -1,0 +1,188 @@
+// Positional encodings as model input: the `--pe` spelling, appending encoding columns to sparse
+// and dense features, the sign flips' column scaling, and training, resuming and evaluating with
+// an encoding.
+#include <doctest/doctest.h>
+#include <tbb/global_control.h>
+
+#include <Eigen/SparseCore>
+#include <vector>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/io/synthetic.hpp"
+#include "maskgat/nn/loss.hpp"
+#include "maskgat/train/checkpoint.hpp"
+#include "maskgat/train/trainer.hpp"
+#include "maskgat/transforms/positional.hpp"
+#include "support/random_data.hpp"
+
+namespace train = maskgat::train;
+namespace transforms = maskgat::transforms;
+using maskgat::FeatureMatrix;
+using maskgat::RowMatrix;
+using transforms::EncodingKind;
+
+namespace {
+
+maskgat::Dataset synthetic() {
+  maskgat::SyntheticOptions options;
+  options.nodes = 300;
+  options.degree = 5.0;
+  options.features = 10;
+  options.classes = 3;
+  options.seed = 4;
+  return maskgat::make_synthetic(options, {});
+}
+
+train::TrainOptions options_with(const char* encoding, std::int64_t epochs) {
+  train::TrainOptions options;
+  options.epochs = epochs;
+  options.patience = 0;
+  options.seed = 5;
+  options.positional = transforms::parse_positional_encoding(encoding);
+  return options;
+}
+
+RowMatrix<float> dense(const FeatureMatrix& features) {
+  if (!features.is_sparse()) return features.dense();
+  return RowMatrix<float>(Eigen::MatrixXf(features.sparse()));
+}
+
+std::vector<float> values_of(train::Trainer& trainer) {
+  const auto values = trainer.model().parameters().values();
+  return {values.begin(), values.end()};
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("positional encodings are spelled none, lap:K and rw:K") {
+    const auto lap = transforms::parse_positional_encoding("lap:8");
+    CHECK(lap.kind == EncodingKind::kLaplacian);
+    CHECK(lap.dims == 8);
+    const auto rw = transforms::parse_positional_encoding("rw:16");
+    CHECK(rw.kind == EncodingKind::kRandomWalk);
+    CHECK(rw.dims == 16);
+    CHECK(transforms::parse_positional_encoding("none").kind == EncodingKind::kNone);
+    for (const char* spec : {"lap:8", "rw:1", "rw:1024", "none"}) {
+      CHECK(transforms::positional_encoding_name(transforms::parse_positional_encoding(spec)) ==
+            spec);
+    }
+    for (const char* spec : {"lap:0", "lap:-2", "lap:x", "lap:", "rw:1025", "rw:3.5"}) {
+      CHECK_THROWS_WITH_AS((void)transforms::parse_positional_encoding(spec),
+                           doctest::Contains("must be an integer from 1 to 1024"),
+                           maskgat::InvalidArgument);
+    }
+    for (const char* spec : {"", "lap", "eig:4", "LAP:4", "none:3"}) {
+      CHECK_THROWS_WITH_AS(
+          (void)transforms::parse_positional_encoding(spec),
+          doctest::Contains("expected none, lap:K (Laplacian eigenvectors) or rw:K"),
+          maskgat::InvalidArgument);
+    }
+    CHECK_THROWS_AS((void)transforms::positional_encoding(maskgat::test::random_graph(5, 2, 1), {}),
+                    maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("append_columns puts the block after the features, sparse or dense") {
+    const RowMatrix<float> block = maskgat::test::random_matrix<float>(40, 3, 7);
+    RowMatrix<float> with_zeros = block;
+    with_zeros.row(5).setZero();  // a padded row still gets its slots
+    const FeatureMatrix sparse(maskgat::test::random_sparse<float>(40, 12, 0.2, 3));
+    const FeatureMatrix dense_features(maskgat::test::random_matrix<float>(40, 12, 4));
+    for (const FeatureMatrix* features : {&sparse, &dense_features}) {
+      const FeatureMatrix out = transforms::append_columns(*features, with_zeros);
+      CHECK(out.is_sparse() == features->is_sparse());
+      REQUIRE(out.rows() == 40);
+      REQUIRE(out.cols() == 15);
+      RowMatrix<float> expected(40, 15);
+      expected << dense(*features), with_zeros;
+      CHECK(dense(out) == expected);
+      if (out.is_sparse()) CHECK(out.sparse().nonZeros() == sparse.sparse().nonZeros() + 40 * 3);
+    }
+    CHECK_THROWS_WITH_AS((void)transforms::append_columns(sparse, block.topRows(39)),
+                         "append_columns: the block has 39 rows, the features 40",
+                         maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("scale_columns scales only the given columns") {
+    const RowMatrix<float> block = maskgat::test::random_matrix<float>(30, 4, 2);
+    const std::vector<float> factors = {-1.0F, 1.0F, -1.0F, 0.5F};
+    for (const bool sparse : {true, false}) {
+      const FeatureMatrix features =
+          sparse ? FeatureMatrix(maskgat::test::random_sparse<float>(30, 6, 0.3, 9))
+                 : FeatureMatrix(maskgat::test::random_matrix<float>(30, 6, 9));
+      FeatureMatrix scaled = transforms::append_columns(features, block);
+      RowMatrix<float> expected = dense(scaled);
+      for (std::int64_t c = 0; c < 4; ++c) expected.col(6 + c) *= factors[c];
+      scaled.scale_columns(6, factors);
+      CHECK(dense(scaled) == expected);
+      CHECK_THROWS_WITH_AS(scaled.scale_columns(7, factors),
+                           "scale_columns: columns 7 to 10 of a matrix with 10 columns",
+                           maskgat::InvalidArgument);
+    }
+  }
+
+  TEST_CASE("model_input appends the options' encoding of the dataset's graph") {
+    const maskgat::Dataset data = synthetic();
+    CHECK(dense(train::model_input(data, options_with("none", 1))) == dense(data.features));
+    const FeatureMatrix input = train::model_input(data, options_with("rw:3", 1));
+    RowMatrix<float> expected(300, 13);
+    expected << dense(data.features), transforms::random_walk_encoding(data.graph, 3);
+    CHECK(dense(input) == expected);
+  }
+
+  TEST_CASE("training with an encoding: wider input, saved setting, stored signs in evaluation") {
+    const maskgat::Dataset data = synthetic();
+    for (const char* encoding : {"lap:4", "rw:4"}) {
+      CAPTURE(encoding);
+      const train::TrainOptions options = options_with(encoding, 12);
+      train::Trainer trainer(data, options);
+      trainer.fit();
+      CHECK(trainer.options().model.in_features == 14);
+      const train::Checkpoint checkpoint = trainer.checkpoint();
+      CHECK(transforms::positional_encoding_name(checkpoint.options.positional) == encoding);
+      // What `maskgat evaluate` does: the model from the checkpoint on a recomputed input gives
+      // the trainer's own evaluation, so evaluation sees the encoding's stored signs.
+      maskgat::nn::Model model = train::load_model(checkpoint);
+      maskgat::Rng unused(0);
+      const FeatureMatrix input = train::model_input(data, checkpoint.options);
+      RowMatrix<float> log_probabilities;
+      maskgat::nn::log_softmax(
+          model.forward(trainer.mask(), input.view(), maskgat::nn::Mode::kEval, unused),
+          log_probabilities);
+      CHECK(RowMatrix<float>(log_probabilities.array().exp()) == trainer.predict_probabilities());
+    }
+  }
+
+  TEST_CASE("sign flips are drawn per step from the seed: runs repeat, resume and ignore threads") {
+    const maskgat::Dataset data = synthetic();
+    std::vector<float> reference;
+    for (const std::size_t threads : {1, 2}) {
+      const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      train::Trainer whole(data, options_with("lap:4", 30));
+      whole.fit();
+      if (reference.empty()) reference = values_of(whole);
+      CHECK(values_of(whole) == reference);
+    }
+    train::Trainer first(data, options_with("lap:4", 12));
+    first.fit();
+    train::Trainer resumed(data, first.checkpoint(), 30);
+    resumed.fit();
+    CHECK(values_of(resumed) == reference);
+  }
+
+  TEST_CASE(
+      "only Laplacian encodings are flipped: the same columns as plain features train alike") {
+    const maskgat::Dataset data = synthetic();
+    for (const char* encoding : {"rw:4", "lap:4"}) {
+      CAPTURE(encoding);
+      train::Trainer encoded(data, options_with(encoding, 10));
+      encoded.fit();
+      maskgat::Dataset appended = data;
+      appended.features = train::model_input(data, options_with(encoding, 10));
+      train::Trainer plain(appended, options_with("none", 10));
+      plain.fit();
+      const bool flipped = encoding[0] == 'l';
+      CHECK((values_of(encoded) == values_of(plain)) == !flipped);
+    }
+  }
+}
