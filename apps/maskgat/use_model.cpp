@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -32,16 +33,10 @@ struct Applied {
 Applied apply_model(const std::filesystem::path& path, DataOptions& data, const RunOptions& run) {
   train::Checkpoint checkpoint = train::load_checkpoint(path);
   Dataset dataset = load_model_data(data, run);
-  const std::int64_t width = checkpoint.options.model.in_features;
-  const std::int64_t encoded = checkpoint.options.positional.dims;
-  if (dataset.features.cols() + encoded != width) {
-    std::string what = "model " + path.string() + " takes " + std::to_string(width) + " features";
-    if (encoded > 0) {
-      what += " (" + std::to_string(width - encoded) + " of the data's and " +
-              std::to_string(encoded) + " of its positional encoding " +
-              transforms::positional_encoding_name(checkpoint.options.positional) + ")";
-    }
-    throw Error(what + ", the data has " + std::to_string(dataset.features.cols()));
+  try {
+    train::check_input_width(checkpoint, dataset);
+  } catch (const InvalidArgument& error) {
+    throw Error("model " + path.string() + ": " + error.what());  // the data does not fit
   }
   nn::Model model = [&] {
     try {
@@ -53,8 +48,12 @@ Applied apply_model(const std::filesystem::path& path, DataOptions& data, const 
   Graph mask = masks::from_graph(dataset.graph, true);
   Rng unused(0);  // evaluation draws nothing
   // The encoding is recomputed from this data's graph, as the model was trained with it.
-  const FeatureMatrix input = train::model_input(dataset, checkpoint.options);
-  RowMatrix<float> logits = model.forward(mask, input.view(), nn::Mode::kEval, unused);
+  std::optional<FeatureMatrix> encoded_input;
+  if (checkpoint.options.positional.kind != transforms::EncodingKind::kNone) {
+    encoded_input = train::model_input(dataset, checkpoint.options);
+  }
+  const InputRef<float> input = encoded_input ? encoded_input->view() : dataset.features.view();
+  RowMatrix<float> logits = model.forward(mask, input, nn::Mode::kEval, unused);
   return {std::move(checkpoint), std::move(dataset), std::move(mask), std::move(model),
           std::move(logits)};
 }

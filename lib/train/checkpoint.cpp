@@ -152,11 +152,14 @@ TrainOptions read_options(Reader& in, std::uint32_t version) {
     }
     options.positional.kind = static_cast<transforms::EncodingKind>(encoding);
     options.positional.dims = in.scalar<std::int64_t>();
-    const bool none = options.positional.kind == transforms::EncodingKind::kNone;
-    if (none != (options.positional.dims == 0) || options.positional.dims < 0 ||
-        options.positional.dims > options.model.in_features) {
+    try {
+      transforms::check_positional_encoding(options.positional);
+    } catch (const InvalidArgument& error) {
+      in.fail(error.what());
+    }
+    if (options.positional.dims > options.model.in_features) {
       in.fail("positional encoding width " + std::to_string(options.positional.dims) +
-              " does not fit its kind or the model's " + std::to_string(options.model.in_features) +
+              " exceeds the model's " + std::to_string(options.model.in_features) +
               " input features");
     }
   }
@@ -311,6 +314,20 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
   check_model_size(in, checkpoint.options.model, checkpoint.values.size(),
                    checkpoint.parameters.size());
   return checkpoint;
+}
+
+void check_input_width(const Checkpoint& checkpoint, const Dataset& dataset) {
+  dataset.require_features();
+  const std::int64_t width = checkpoint.options.model.in_features;
+  const std::int64_t encoded = checkpoint.options.positional.dims;
+  if (dataset.features.cols() + encoded == width) return;
+  std::string message = "the model takes " + std::to_string(width) + " features";
+  if (encoded > 0) {
+    message += " (" + std::to_string(width - encoded) + " of the data's and " +
+               std::to_string(encoded) + " of its positional encoding " +
+               transforms::positional_encoding_name(checkpoint.options.positional) + ")";
+  }
+  throw InvalidArgument(message + ", the data has " + std::to_string(dataset.features.cols()));
 }
 
 void check_parameters(const nn::ParameterStore<float>& store,

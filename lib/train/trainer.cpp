@@ -39,6 +39,7 @@ bool flips_signs(const TrainOptions& options) {
 
 nn::ModelOptions model_options(const Dataset& dataset, const TrainOptions& options) {
   dataset.require_features();
+  transforms::check_positional_encoding(options.positional);
   nn::ModelOptions model = options.model;
   model.in_features = dataset.features.cols() + options.positional.dims;
   model.classes = dataset.num_classes();
@@ -127,7 +128,7 @@ struct Trainer::Impl {
   std::vector<NodeId> val_nodes;
   std::vector<NodeId> test_nodes;
   RowMatrix<float> grad_logits;
-  FeatureMatrix input;        // with the positional encoding; N x 0 without one
+  FeatureMatrix input;        // with the positional encoding; 0 x 0 without one
   FeatureMatrix train_input;  // `input` with this step's sign flips (Laplacian encodings only)
   std::vector<float> signs;   // the current sign of each encoding column in `train_input`
   std::vector<float> ratios;  // next sign over current sign, per column
@@ -221,6 +222,7 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
 
 Trainer::Trainer(const Dataset& dataset, const Checkpoint& checkpoint, std::int64_t epochs)
     : Trainer(dataset, [&] {
+        check_input_width(checkpoint, dataset);  // before the encoding is computed
         TrainOptions options = checkpoint.options;
         options.epochs = epochs;
         return options;

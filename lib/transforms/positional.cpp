@@ -271,16 +271,16 @@ void fix_signs(Eigen::MatrixXd& vectors) {
   }
 }
 
-// The widest encoding `parse_positional_encoding` accepts: far beyond any useful width, and
-// small enough that a typo such as `lap:80000` fails at once rather than after hours.
-constexpr std::int64_t kMaxDims = 1024;
-
 struct KindName {
   EncodingKind kind;
   const char* prefix;
 };
 constexpr KindName kKindNames[] = {{EncodingKind::kLaplacian, "lap"},
                                    {EncodingKind::kRandomWalk, "rw"}};
+
+// Tags the sign flips' draws, so that (seed, step) never reuses the numbers another use of the
+// same seed draws from small stream ids (such as the synthetic generator's).
+constexpr std::uint64_t kSignFlipStream = 0x5349474e464c4950ULL;  // "SIGNFLIP"
 
 }  // namespace
 
@@ -393,7 +393,7 @@ RowMatrix<float> laplacian_encoding(const Graph& graph, std::int64_t k) {
 }
 
 void flip_signs(RowMatrix<float>& encoding, std::uint64_t seed, std::uint64_t step) {
-  const CounterStream stream(seed, step);
+  const CounterStream stream(counter_hash(seed, kSignFlipStream, step), 0);
   Eigen::RowVectorXf signs(encoding.cols());
   for (Eigen::Index c = 0; c < encoding.cols(); ++c) {
     signs[c] = (stream(static_cast<std::uint64_t>(c)) >> 63) != 0 ? -1.0F : 1.0F;
@@ -411,15 +411,30 @@ PositionalEncoding parse_positional_encoding(std::string_view spec) {
   for (const auto& [kind, name] : kKindNames) {
     if (colon == std::string_view::npos || prefix != name) continue;
     const auto dims = detail::parse_integer(spec.substr(colon + 1));
-    if (!dims || *dims <= 0 || *dims > kMaxDims) {
-      throw InvalidArgument("positional encoding '" + std::string(spec) + "': the width after '" +
-                            name + ":' must be an integer from 1 to " + std::to_string(kMaxDims));
+    if (!dims || *dims <= 0 || *dims > kMaxEncodingDims) {
+      throw InvalidArgument("positional encoding " + detail::quoted(spec) + ": the width after '" +
+                            name + ":' must be an integer from 1 to " +
+                            std::to_string(kMaxEncodingDims));
     }
     return {kind, *dims};
   }
-  throw InvalidArgument("positional encoding '" + std::string(spec) +
-                        "': expected none, lap:K (Laplacian eigenvectors) or rw:K (random-walk "
+  throw InvalidArgument("positional encoding " + detail::quoted(spec) +
+                        ": expected none, lap:K (Laplacian eigenvectors) or rw:K (random-walk "
                         "return probabilities)");
+}
+
+void check_positional_encoding(const PositionalEncoding& encoding) {
+  const bool none = encoding.kind == EncodingKind::kNone;
+  const bool fits =
+      none ? encoding.dims == 0 : encoding.dims >= 1 && encoding.dims <= kMaxEncodingDims;
+  if (fits) return;
+  std::string kind = none ? "none" : "of unknown kind";
+  for (const auto& [known, name] : kKindNames) {
+    if (encoding.kind == known) kind = name;
+  }
+  throw InvalidArgument("positional encoding " + kind + " has width " +
+                        std::to_string(encoding.dims) + ", expected " +
+                        (none ? std::string("0") : "1 to " + std::to_string(kMaxEncodingDims)));
 }
 
 std::string positional_encoding_name(const PositionalEncoding& encoding) {
@@ -455,6 +470,14 @@ FeatureMatrix append_columns(const FeatureMatrix& features, const RowMatrix<floa
     return FeatureMatrix(std::move(out));
   }
   const SparseFeatures& sparse = features.sparse();
+  // Eigen indexes a sparse matrix's entries and columns with its StorageIndex (int).
+  constexpr auto kMaxIndex = std::numeric_limits<SparseFeatures::StorageIndex>::max();
+  if (width + dims > kMaxIndex || sparse.nonZeros() + n * dims > kMaxIndex) {
+    throw InvalidArgument("append_columns: " + std::to_string(sparse.nonZeros()) +
+                          " stored entries plus " + std::to_string(n) + " rows x " +
+                          std::to_string(dims) + " columns exceed a sparse matrix's " +
+                          std::to_string(kMaxIndex) + " entries");
+  }
   SparseFeatures out(n, width + dims);
   std::vector<std::int32_t> row_sizes(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {

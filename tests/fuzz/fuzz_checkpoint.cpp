@@ -1,7 +1,7 @@
 // Fuzz target: the checkpoint reader, then building the model it describes. Each input is read
-// as it is, and again with its header and checksum repaired (the current version 2, the
-// payload's size and FNV-1a 64 checksum), so that mutations reach the payload's parser instead of
-// stopping at the checksum.
+// as it is, and again with its header and checksum repaired (version 1 or 2 by the input's
+// length, the payload's size and FNV-1a 64 checksum), so that mutations reach both versions'
+// payload parsers instead of stopping at the checksum.
 
 #include <string>
 
@@ -17,7 +17,7 @@ std::string repaired(std::string_view input) {
       input.size() >= kCheckpointHeader + 8
           ? input.substr(kCheckpointHeader, input.size() - kCheckpointHeader - 8)
           : input;
-  return maskgat::test::frame_checkpoint(payload, 2);
+  return maskgat::test::frame_checkpoint(payload, input.size() % 2 == 0 ? 2 : 1);
 }
 
 void load(const std::filesystem::path& path) {

@@ -67,8 +67,19 @@ MASKGAT_EXPORT void save_checkpoint(const std::filesystem::path& path, const Che
 /// @return the checkpoint as saved
 /// @throws IoError when it cannot be opened; ParseError (reader `checkpoint`) naming what is
 ///         wrong: not a checkpoint (magic), another format version, truncated, checksum
-///         mismatch, an unknown attention kind, or sizes that contradict each other.
+///         mismatch, an unknown attention kind, a positional encoding of unknown kind or
+///         a width outside `transforms::check_positional_encoding`'s range or wider than the
+///         model's input, or sizes that contradict each other.
 [[nodiscard]] MASKGAT_EXPORT Checkpoint load_checkpoint(const std::filesystem::path& path);
+
+/// Checks that `dataset`'s features, with the checkpoint's positional encoding appended, have the
+/// width its model takes, before anything (such as the encoding) is computed for it.
+/// @param checkpoint e.g. from `load_checkpoint`
+/// @param dataset    the data to run or train the model on
+/// @throws IoError when the dataset's features are unavailable; InvalidArgument naming both
+///         widths, e.g. `the model takes 14 features (10 of the data's and 4 of its positional
+///         encoding lap:4), the data has 8`.
+MASKGAT_EXPORT void check_input_width(const Checkpoint& checkpoint, const Dataset& dataset);
 
 /// The model a checkpoint describes, holding its parameters (`values`).
 /// @param checkpoint e.g. from `load_checkpoint`

@@ -25,7 +25,7 @@ struct TrainOptions {
   optim::AdamOptions optimizer;  ///< Adam's hyper-parameters
   std::int64_t epochs = 10000;   ///< at most this many epochs (> 0)
   std::int64_t patience = 100;   ///< early-stopping patience; 0 trains exactly `epochs` epochs
-  std::uint64_t seed = 0;        ///< the only source of randomness (initialisation and dropout)
+  std::uint64_t seed = 0;  ///< the only source of randomness (initialisation, dropout, sign flips)
   /// Columns appended to the features, computed from the dataset's graph (`model_input`);
   /// Laplacian eigenvectors get random sign flips at every training step.
   transforms::PositionalEncoding positional;
@@ -38,8 +38,9 @@ struct TrainOptions {
 /// @param dataset  features and graph; `require_features` must hold
 /// @param options  the run's settings; only `positional` is read
 /// @return N x (F + K) features, sparse if the dataset's are
-/// @throws IoError when the dataset's features are unavailable; InvalidArgument from the
-///         encoding.
+/// @throws IoError when the dataset's features are unavailable; InvalidArgument from
+///         `transforms::check_positional_encoding` or the encoding; Error when the Laplacian
+///         eigensolver does not converge (`transforms::laplacian_encoding`).
 [[nodiscard]] MASKGAT_EXPORT FeatureMatrix model_input(const Dataset& dataset,
                                                        const TrainOptions& options);
 
@@ -90,7 +91,8 @@ struct SplitMetrics {
 /// without a reset, and the model then holds the best parameters.
 ///
 /// The mask is the dataset's graph plus self-loops. Features are used as given (load them with
-/// `DatasetOptions::normalize_features` for the paper's recipe). The same seed, data and options
+/// `DatasetOptions::normalize_features` for the paper's recipe), with `options.positional`'s
+/// encoding of the graph appended (`model_input`). The same seed, data and options
 /// give bitwise the same run on any number of threads. The dataset must outlive the trainer.
 class MASKGAT_EXPORT Trainer {
  public:

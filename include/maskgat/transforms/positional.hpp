@@ -101,9 +101,10 @@ namespace maskgat::transforms {
 /// Random sign flips of eigenvector encodings (Dwivedi et al. 2020). An eigenvector's sign is
 /// arbitrary, so a model must not learn to rely on it: training calls this at every step to
 /// multiply each column of a copy of the encoding by +1 or -1, and inference uses the stored
-/// signs unchanged. Column c is negated when the top bit of `counter_hash(seed, step, c)` is
-/// set, so the flips depend only on (`seed`, `step`, c), not on the encoding's values or
-/// the thread count. O(N k), parallel over fixed row blocks.
+/// signs unchanged. Column c is negated when the top bit of `counter_hash(s, 0, c)` is set,
+/// where s = `counter_hash(seed, T, step)` for a fixed tag T (so no other use of the seed draws
+/// the same numbers): the flips depend only on (`seed`, `step`, c), not on the encoding's values
+/// or the thread count. O(N k), parallel over fixed row blocks.
 /// @param encoding N x k, flipped in place
 /// @param seed     the run's seed
 /// @param step     the training step; each step draws new signs
@@ -120,7 +121,18 @@ struct PositionalEncoding {
   std::int64_t dims = 0;                    ///< its width K (0 for `kNone`)
 };
 
-/// Reads `none`, `lap:K` or `rw:K` (K a positive count of at most 1024).
+/// The widest encoding MaskGAT accepts, from the command line, the API or a checkpoint: far beyond
+/// any useful width, and small enough that a typo such as `lap:80000` (or a damaged file) fails
+/// at once instead of allocating N x 80000 floats.
+inline constexpr std::int64_t kMaxEncodingDims = 1024;
+
+/// Checks that `encoding` is `kNone` with width 0, or another kind with a width from 1 to
+/// `kMaxEncodingDims`.
+/// @param encoding e.g. `TrainOptions::positional`
+/// @throws InvalidArgument naming the kind, the width and what was expected.
+MASKGAT_EXPORT void check_positional_encoding(const PositionalEncoding& encoding);
+
+/// Reads `none`, `lap:K` or `rw:K` (K a positive count of at most `kMaxEncodingDims`).
 /// @param spec the text, e.g. `lap:8`
 /// @return the encoding it names
 /// @throws InvalidArgument naming the text and the expected forms.

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -127,6 +128,40 @@ TEST_SUITE("unit") {
     CHECK(loaded.values == trainer.checkpoint().values);
   }
 
+  TEST_CASE("a checkpoint's positional encoding is checked before anything is computed from it") {
+    const maskgat::Dataset data = synthetic(12);
+    train::Trainer trainer(data, options_with(2));
+    trainer.fit();
+    const auto dir = maskgat::test::scratch_dir("checkpoint_encoding");
+    train::save_checkpoint(dir / "good.ckpt", trainer.checkpoint(), true);
+    const std::string bytes = read_bytes(dir / "good.ckpt");
+    const std::string payload = bytes.substr(maskgat::test::kCheckpointHeader,
+                                             bytes.size() - maskgat::test::kCheckpointHeader - 8);
+    constexpr std::size_t kOptions = 1 + 6 * 8 + 7 * 8 + 3 * 8;  // the kind byte, then the width
+    const auto with_encoding = [&](std::uint8_t kind, std::int64_t dims) {
+      std::string changed = payload;
+      changed[kOptions] = static_cast<char>(kind);
+      std::memcpy(changed.data() + kOptions + 1, &dims, sizeof(dims));
+      write_bytes(dir / "bad.ckpt", maskgat::test::frame_checkpoint(changed, 2));
+      return dir / "bad.ckpt";
+    };
+    REQUIRE(train::load_checkpoint(with_encoding(2, 4)).options.positional.dims == 4);
+    CHECK_THROWS_WITH_AS(train::load_checkpoint(with_encoding(7, 4)),
+                         doctest::Contains("unknown positional encoding kind 7"),
+                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(train::load_checkpoint(with_encoding(0, 5)),
+                         doctest::Contains("positional encoding none has width 5, expected 0"),
+                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(
+        train::load_checkpoint(with_encoding(1, 1'000'000)),
+        doctest::Contains("positional encoding lap has width 1000000, expected 1 to 1024"),
+        maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(
+        train::load_checkpoint(with_encoding(2, 20)),
+        doctest::Contains("positional encoding width 20 exceeds the model's 12 input features"),
+        maskgat::ParseError);
+  }
+
   TEST_CASE("damaged checkpoints are rejected with what is wrong") {
     const maskgat::Dataset data = synthetic(12);
     train::Trainer trainer(data, options_with(3));
@@ -156,22 +191,21 @@ TEST_SUITE("unit") {
       std::string versioned = bytes;
       versioned[8] = static_cast<char>(version);
       write_bytes(bad, versioned);
-      const std::string expected = "format version " + std::to_string(version) +
-                                   ", this build reads versions 1 to 2";
+      const std::string expected =
+          "format version " + std::to_string(version) + ", this build reads versions 1 to 2";
       CHECK_THROWS_WITH_AS(train::load_checkpoint(bad), doctest::Contains(expected.c_str()),
                            maskgat::ParseError);
     }
     CHECK_THROWS_AS(train::load_checkpoint(dir / "missing.ckpt"), maskgat::IoError);
   }
 
-  TEST_CASE("a checkpoint of another model shape is rejected naming the parameter") {
+  TEST_CASE("a checkpoint of another input width or classes is rejected naming what differs") {
     const maskgat::Dataset narrow = synthetic(12);
     const maskgat::Dataset wide = synthetic(20);
     train::Trainer trainer(narrow, options_with(2));
     trainer.fit();
     CHECK_THROWS_WITH_AS(train::Trainer(wide, trainer.checkpoint(), 5),
-                         "checkpoint: parameter conv1.weight is 12 x 64, the model has 20 x 64",
-                         maskgat::InvalidArgument);
+                         "the model takes 12 features, the data has 20", maskgat::InvalidArgument);
     maskgat::Dataset relabelled = narrow;
     relabelled.class_names.push_back("extra");
     CHECK_THROWS_WITH_AS(train::Trainer(relabelled, trainer.checkpoint(), 5),

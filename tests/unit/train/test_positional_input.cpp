@@ -170,19 +170,59 @@ TEST_SUITE("unit") {
     CHECK(values_of(resumed) == reference);
   }
 
-  TEST_CASE(
-      "only Laplacian encodings are flipped: the same columns as plain features train alike") {
-    const maskgat::Dataset data = synthetic();
-    for (const char* encoding : {"rw:4", "lap:4"}) {
-      CAPTURE(encoding);
-      train::Trainer encoded(data, options_with(encoding, 10));
-      encoded.fit();
-      maskgat::Dataset appended = data;
-      appended.features = train::model_input(data, options_with(encoding, 10));
-      train::Trainer plain(appended, options_with("none", 10));
-      plain.fit();
-      const bool flipped = encoding[0] == 'l';
-      CHECK((values_of(encoded) == values_of(plain)) == !flipped);
+  TEST_CASE("training flips exactly the encoding's columns, by flip_signs(seed, epoch)") {
+    maskgat::Dataset dense_data = synthetic();
+    REQUIRE(!dense_data.features.is_sparse());
+    maskgat::Dataset sparse_data = synthetic();
+    sparse_data.features = FeatureMatrix(maskgat::test::random_sparse<float>(300, 10, 0.3, 6));
+    for (const maskgat::Dataset* data : {&dense_data, &sparse_data}) {
+      CAPTURE(data->features.is_sparse());
+      // Random-walk encodings are not flipped: the same columns as plain features train alike.
+      train::Trainer walks(*data, options_with("rw:4", 10));
+      walks.fit();
+      maskgat::Dataset appended = *data;
+      appended.features = train::model_input(*data, options_with("rw:4", 10));
+      train::Trainer plain_walks(appended, options_with("none", 10));
+      plain_walks.fit();
+      CHECK(values_of(walks) == values_of(plain_walks));
+      // Laplacian ones are: epoch 1 trains on the columns flipped by flip_signs(seed, 1).
+      const train::TrainOptions options = options_with("lap:4", 1);
+      train::Trainer laplacian(*data, options);
+      laplacian.fit();
+      RowMatrix<float> flipped = transforms::laplacian_encoding(data->graph, 4);
+      const RowMatrix<float> stored = flipped;
+      transforms::flip_signs(flipped, options.seed, 1);
+      REQUIRE(flipped != stored);  // the step flips some column, so the check below can fail
+      appended.features = transforms::append_columns(data->features, flipped);
+      train::Trainer plain_flipped(appended, options_with("none", 1));
+      plain_flipped.fit();
+      CHECK(values_of(laplacian) == values_of(plain_flipped));
     }
+  }
+
+  TEST_CASE("bad encodings are refused before any work") {
+    const maskgat::Dataset data = synthetic();
+    train::TrainOptions options = options_with("none", 1);
+    options.positional.dims = 5;
+    CHECK_THROWS_WITH_AS(train::Trainer(data, options),
+                         "positional encoding none has width 5, expected 0",
+                         maskgat::InvalidArgument);
+    options.positional = {EncodingKind::kLaplacian, 2000};
+    CHECK_THROWS_WITH_AS(train::Trainer(data, options),
+                         "positional encoding lap has width 2000, expected 1 to 1024",
+                         maskgat::InvalidArgument);
+    options.positional = {EncodingKind::kRandomWalk, 0};
+    CHECK_THROWS_WITH_AS(train::Trainer(data, options),
+                         "positional encoding rw has width 0, expected 1 to 1024",
+                         maskgat::InvalidArgument);
+    // Resuming on data of another width fails before the encoding is computed.
+    train::Trainer trainer(data, options_with("lap:4", 2));
+    trainer.fit();
+    maskgat::Dataset narrower = data;
+    narrower.features = FeatureMatrix(maskgat::test::random_matrix<float>(300, 8, 1));
+    CHECK_THROWS_WITH_AS(train::Trainer(narrower, trainer.checkpoint(), 5),
+                         "the model takes 14 features (10 of the data's and 4 of its positional "
+                         "encoding lap:4), the data has 8",
+                         maskgat::InvalidArgument);
   }
 }
