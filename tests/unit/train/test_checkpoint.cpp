@@ -11,8 +11,10 @@
 #include "maskgat/train/checkpoint.hpp"
 #include "support/checkpoint_file.hpp"
 #include "support/paths.hpp"
+#include "support/trainer_values.hpp"
 
 namespace train = maskgat::train;
+using maskgat::test::parameter_values;
 
 namespace {
 
@@ -43,9 +45,18 @@ void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-std::vector<float> values_of(train::Trainer& trainer) {
-  const auto values = trainer.model().parameters().values();
-  return {values.begin(), values.end()};
+// The bytes of the options at the start of a checkpoint's payload: attention kind, 6 counts,
+// 7 reals, epochs, patience and seed. Format version 2 follows them with the positional
+// encoding's kind (1 byte) and width (8).
+constexpr std::size_t kOptionsBytes = 1 + 6 * 8 + 7 * 8 + 3 * 8;
+
+// The payload of `trainer`'s checkpoint, saved to `dir` as a file would hold it.
+std::string saved_payload(const train::Trainer& trainer, const std::filesystem::path& dir) {
+  train::save_checkpoint(dir / "saved.ckpt", trainer.checkpoint(), true);
+  const std::string bytes = read_bytes(dir / "saved.ckpt");
+  REQUIRE(bytes[8] == 2);
+  return bytes.substr(maskgat::test::kCheckpointHeader,
+                      bytes.size() - maskgat::test::kCheckpointHeader - 8);
 }
 
 }  // namespace
@@ -98,7 +109,7 @@ TEST_SUITE("unit") {
     CHECK(resumed.epochs == whole.epochs);
     CHECK(resumed.best_epoch == whole.best_epoch);
     CHECK(resumed.test_accuracy == whole.test_accuracy);
-    CHECK(values_of(second) == values_of(uninterrupted));
+    CHECK(parameter_values(second) == parameter_values(uninterrupted));
     const train::Checkpoint a = second.checkpoint();
     const train::Checkpoint b = uninterrupted.checkpoint();
     CHECK(a.state.last_values == b.state.last_values);
@@ -111,16 +122,9 @@ TEST_SUITE("unit") {
     train::Trainer trainer(data, options_with(3));
     trainer.fit();
     const auto dir = maskgat::test::scratch_dir("checkpoint_version1");
-    train::save_checkpoint(dir / "v2.ckpt", trainer.checkpoint(), true);
-    const std::string bytes = read_bytes(dir / "v2.ckpt");
-    REQUIRE(bytes[8] == 2);
-    // Version 2 added the encoding's kind (1 byte) and width (8) after the options' 129 bytes
-    // (attention kind, 6 counts, 7 reals, epochs, patience, seed).
-    constexpr std::size_t kOptions = 1 + 6 * 8 + 7 * 8 + 3 * 8;
-    std::string payload = bytes.substr(maskgat::test::kCheckpointHeader,
-                                       bytes.size() - maskgat::test::kCheckpointHeader - 8);
-    CHECK(payload.substr(kOptions, 9) == std::string(9, '\0'));
-    payload.erase(kOptions, 9);
+    std::string payload = saved_payload(trainer, dir);
+    CHECK(payload.substr(kOptionsBytes, 9) == std::string(9, '\0'));  // none, width 0
+    payload.erase(kOptionsBytes, 9);
     write_bytes(dir / "v1.ckpt", maskgat::test::frame_checkpoint(payload, 1));
     const train::Checkpoint loaded = train::load_checkpoint(dir / "v1.ckpt");
     CHECK(loaded.options.positional.kind == maskgat::transforms::EncodingKind::kNone);
@@ -133,15 +137,11 @@ TEST_SUITE("unit") {
     train::Trainer trainer(data, options_with(2));
     trainer.fit();
     const auto dir = maskgat::test::scratch_dir("checkpoint_encoding");
-    train::save_checkpoint(dir / "good.ckpt", trainer.checkpoint(), true);
-    const std::string bytes = read_bytes(dir / "good.ckpt");
-    const std::string payload = bytes.substr(maskgat::test::kCheckpointHeader,
-                                             bytes.size() - maskgat::test::kCheckpointHeader - 8);
-    constexpr std::size_t kOptions = 1 + 6 * 8 + 7 * 8 + 3 * 8;  // the kind byte, then the width
+    const std::string payload = saved_payload(trainer, dir);
     const auto with_encoding = [&](std::uint8_t kind, std::int64_t dims) {
       std::string changed = payload;
-      changed[kOptions] = static_cast<char>(kind);
-      std::memcpy(changed.data() + kOptions + 1, &dims, sizeof(dims));
+      changed[kOptionsBytes] = static_cast<char>(kind);
+      std::memcpy(changed.data() + kOptionsBytes + 1, &dims, sizeof(dims));
       write_bytes(dir / "bad.ckpt", maskgat::test::frame_checkpoint(changed, 2));
       return dir / "bad.ckpt";
     };

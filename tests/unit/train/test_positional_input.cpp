@@ -14,8 +14,10 @@
 #include "maskgat/train/trainer.hpp"
 #include "maskgat/transforms/positional.hpp"
 #include "support/random_data.hpp"
+#include "support/trainer_values.hpp"
 
 namespace train = maskgat::train;
+using maskgat::test::parameter_values;
 namespace transforms = maskgat::transforms;
 using maskgat::FeatureMatrix;
 using maskgat::RowMatrix;
@@ -45,11 +47,6 @@ train::TrainOptions options_with(const char* encoding, std::int64_t epochs) {
 RowMatrix<float> dense(const FeatureMatrix& features) {
   if (!features.is_sparse()) return features.dense();
   return RowMatrix<float>(Eigen::MatrixXf(features.sparse()));
-}
-
-std::vector<float> values_of(train::Trainer& trainer) {
-  const auto values = trainer.model().parameters().values();
-  return {values.begin(), values.end()};
 }
 
 }  // namespace
@@ -160,14 +157,14 @@ TEST_SUITE("unit") {
       const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
       train::Trainer whole(data, options_with("lap:4", 30));
       whole.fit();
-      if (reference.empty()) reference = values_of(whole);
-      CHECK(values_of(whole) == reference);
+      if (reference.empty()) reference = parameter_values(whole);
+      CHECK(parameter_values(whole) == reference);
     }
     train::Trainer first(data, options_with("lap:4", 12));
     first.fit();
     train::Trainer resumed(data, first.checkpoint(), 30);
     resumed.fit();
-    CHECK(values_of(resumed) == reference);
+    CHECK(parameter_values(resumed) == reference);
   }
 
   TEST_CASE("training flips exactly the encoding's columns, by flip_signs(seed, epoch)") {
@@ -184,7 +181,7 @@ TEST_SUITE("unit") {
       appended.features = train::model_input(*data, options_with("rw:4", 10));
       train::Trainer plain_walks(appended, options_with("none", 10));
       plain_walks.fit();
-      CHECK(values_of(walks) == values_of(plain_walks));
+      CHECK(parameter_values(walks) == parameter_values(plain_walks));
       // Laplacian ones are: epoch 1 trains on the columns flipped by flip_signs(seed, 1).
       const train::TrainOptions options = options_with("lap:4", 1);
       train::Trainer laplacian(*data, options);
@@ -196,7 +193,7 @@ TEST_SUITE("unit") {
       appended.features = transforms::append_columns(data->features, flipped);
       train::Trainer plain_flipped(appended, options_with("none", 1));
       plain_flipped.fit();
-      CHECK(values_of(laplacian) == values_of(plain_flipped));
+      CHECK(parameter_values(laplacian) == parameter_values(plain_flipped));
     }
   }
 

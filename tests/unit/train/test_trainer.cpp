@@ -7,8 +7,10 @@
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/synthetic.hpp"
 #include "maskgat/train/trainer.hpp"
+#include "support/trainer_values.hpp"
 
 namespace train = maskgat::train;
+using maskgat::test::parameter_values;
 
 namespace {
 
@@ -30,11 +32,6 @@ train::TrainOptions quick_options() {
   return options;
 }
 
-std::vector<float> parameters_of(train::Trainer& trainer) {
-  const auto values = trainer.model().parameters().values();
-  return {values.begin(), values.end()};
-}
-
 }  // namespace
 
 TEST_SUITE("unit") {
@@ -44,7 +41,7 @@ TEST_SUITE("unit") {
       const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
       train::Trainer trainer(data, quick_options());
       const train::FitResult result = trainer.fit();
-      return std::make_pair(result, parameters_of(trainer));
+      return std::make_pair(result, parameter_values(trainer));
     };
     const auto [result, parameters] = run(2);
     CHECK(result.test_accuracy > 0.6);  // chance is 0.25
