@@ -43,7 +43,7 @@ def table(lines):
         if mask in previous:
             last = previous[mask]
             growth = (f"{line['ms_train_step'] / last['ms_train_step']:.1f}x for "
-                      f"{line['positions'] / last['positions']:g}x n")
+                      f"{line['positions'] / last['positions']:.3g}x n")
         previous[mask] = line
         rows.append(f"| {mask} | {line['positions']:,} | {line['entries']:,} | "
                     f"{line['ms_train_step']:.2f} | {line['ms_forward']:.2f} | "
@@ -67,7 +67,7 @@ set format x "10^{{%L}}"
 set format y "10^{{%L}}"
 set xlabel "sequence length n"
 set ylabel "training step of one attention layer (ms)"
-set key top left
+set key bottom right
 set grid
 plot "{tmp}/full.dat" with linespoints lw 2 pt 7 title "full mask (n^2 entries)", \\
      "{tmp}/window.dat" with linespoints lw 2 pt 5 title "window w = 16 (<= 17 n entries)"
