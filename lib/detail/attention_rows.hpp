@@ -316,7 +316,9 @@ void softmax_backward_row(S shape, const T* alpha, T* grad, std::int64_t degree)
 constexpr std::int64_t kPrefetchLines = 64;
 
 // Prefetches row `ids[k + d]` of the row-major `base` (rows of `width`), d edges ahead such that
-// about kPrefetchLines lines are in flight.
+// about kPrefetchLines lines are in flight. Arrays start on a line, so a row whose size neither
+// divides a line nor is a whole number of lines (10 classes are 40 bytes) can straddle one more
+// line than its start's: its last element is asked for too.
 template <typename Id, typename T>
 void prefetch_ahead(const RowIds<Id>& ids, std::size_t k, const T* base, std::int64_t width) {
   constexpr std::int64_t kLine = 64 / static_cast<std::int64_t>(sizeof(T));
@@ -325,6 +327,7 @@ void prefetch_ahead(const RowIds<Id>& ids, std::size_t k, const T* base, std::in
   if (!ids.has(k + distance)) return;
   const T* row = base + static_cast<std::int64_t>(ids.begin()[k + distance]) * width;
   for (std::int64_t c = 0; c < width; c += kLine) __builtin_prefetch(row + c);
+  if (kLine % width != 0 && width % kLine != 0) __builtin_prefetch(row + width - 1);
 }
 
 // target[h * C + c] += weights[h] * source[h * C + c] for every head h and channel c: one

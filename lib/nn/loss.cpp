@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "detail/buffer.hpp"
 #include "detail/parallel.hpp"
 #include "maskgat/core/error.hpp"
 
@@ -10,7 +11,7 @@ namespace maskgat::nn {
 
 template <typename T>
 void log_softmax(const RowMatrix<T>& logits, RowMatrix<T>& out) {
-  out.resize(logits.rows(), logits.cols());
+  detail::resize_buffer(out, logits.rows(), logits.cols());
   detail::for_each_block(logits.rows(), detail::kRowBlock,
                          [&](std::int64_t begin, std::int64_t end) {
                            for (std::int64_t i = begin; i < end; ++i) {
@@ -26,7 +27,10 @@ double nll_loss(const RowMatrix<T>& logits, std::span<const std::int32_t> labels
                 std::span<const NodeId> nodes, RowMatrix<T>* grad) {
   if (nodes.empty()) throw InvalidArgument("nll_loss: no nodes to average over");
   const std::int64_t classes = logits.cols();
-  if (grad != nullptr) grad->setZero(logits.rows(), classes);
+  if (grad != nullptr) {
+    detail::resize_buffer(*grad, logits.rows(), classes);
+    grad->setZero();
+  }
   const T scale = T(1) / static_cast<T>(nodes.size());
   double total = 0.0;
   for (const NodeId node : nodes) {
