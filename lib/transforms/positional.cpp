@@ -278,6 +278,14 @@ struct KindName {
 constexpr KindName kKindNames[] = {{EncodingKind::kLaplacian, "lap"},
                                    {EncodingKind::kRandomWalk, "rw"}};
 
+// The spelling of a kind that takes a width ("lap", "rw"); null for kNone and unknown values.
+const char* kind_name(EncodingKind kind) {
+  for (const auto& [known, name] : kKindNames) {
+    if (kind == known) return name;
+  }
+  return nullptr;
+}
+
 // Tags the sign flips' draws, so that (seed, step) never reuses the numbers another use of the
 // same seed draws from small stream ids (such as the synthetic generator's).
 constexpr std::uint64_t kSignFlipStream = 0x5349474e464c4950ULL;  // "SIGNFLIP"
@@ -428,20 +436,16 @@ void check_positional_encoding(const PositionalEncoding& encoding) {
   const bool fits =
       none ? encoding.dims == 0 : encoding.dims >= 1 && encoding.dims <= kMaxEncodingDims;
   if (fits) return;
-  std::string kind = none ? "none" : "of unknown kind";
-  for (const auto& [known, name] : kKindNames) {
-    if (encoding.kind == known) kind = name;
-  }
+  const char* name = kind_name(encoding.kind);
+  const std::string kind = none ? "none" : name != nullptr ? name : "of unknown kind";
   throw InvalidArgument("positional encoding " + kind + " has width " +
                         std::to_string(encoding.dims) + ", expected " +
                         (none ? std::string("0") : "1 to " + std::to_string(kMaxEncodingDims)));
 }
 
 std::string positional_encoding_name(const PositionalEncoding& encoding) {
-  for (const auto& [kind, name] : kKindNames) {
-    if (encoding.kind == kind) return std::string(name) + ":" + std::to_string(encoding.dims);
-  }
-  return "none";
+  const char* name = kind_name(encoding.kind);
+  return name == nullptr ? "none" : std::string(name) + ":" + std::to_string(encoding.dims);
 }
 
 RowMatrix<float> positional_encoding(const Graph& graph, const PositionalEncoding& encoding) {

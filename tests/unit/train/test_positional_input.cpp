@@ -212,6 +212,10 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(train::Trainer(data, options),
                          "positional encoding rw has width 0, expected 1 to 1024",
                          maskgat::InvalidArgument);
+    options.positional = {static_cast<EncodingKind>(7), 0};
+    CHECK_THROWS_WITH_AS(train::Trainer(data, options),
+                         "positional encoding of unknown kind has width 0, expected 1 to 1024",
+                         maskgat::InvalidArgument);
     // Resuming on data of another width fails before the encoding is computed.
     train::Trainer trainer(data, options_with("lap:4", 2));
     trainer.fit();
