@@ -322,12 +322,12 @@ constexpr std::int64_t kPrefetchLines = 64;
 template <typename Id, typename T>
 void prefetch_ahead(const RowIds<Id>& ids, std::size_t k, const T* base, std::int64_t width) {
   constexpr std::int64_t kLine = 64 / static_cast<std::int64_t>(sizeof(T));
-  const std::int64_t lines = (width + kLine - 1) / kLine;
+  const std::int64_t lines = std::max<std::int64_t>((width + kLine - 1) / kLine, 1);
   const auto distance = static_cast<std::size_t>(std::max<std::int64_t>(kPrefetchLines / lines, 1));
   if (!ids.has(k + distance)) return;
   const T* row = base + static_cast<std::int64_t>(ids.begin()[k + distance]) * width;
   for (std::int64_t c = 0; c < width; c += kLine) __builtin_prefetch(row + c);
-  if (kLine % width != 0 && width % kLine != 0) __builtin_prefetch(row + width - 1);
+  if (width % kLine != 0 && kLine % width != 0) __builtin_prefetch(row + width - 1);
 }
 
 // target[h * C + c] += weights[h] * source[h * C + c] for every head h and channel c: one

@@ -103,6 +103,30 @@ TEST_SUITE("unit") {
     }
   }
 
+  TEST_CASE("values with no channels give empty outputs and still the scores' gradients") {
+    const Graph mask = test::random_graph(30, 6, 1, true);
+    const std::int64_t n = mask.num_nodes();
+    const RowMatrix<double> values(n, 0);
+    const RowMatrix<double> src = test::random_matrix<double>(n, kHeads, 5);
+    const RowMatrix<double> dst = test::random_matrix<double>(n, kHeads, 6);
+    const ops::AdditiveScore<double> score{src, dst, 0.2};
+    const DropoutKey dropout{0.5, 99, 3};
+    RowMatrix<double> alpha, out, grad_values, workspace;
+    ops::attention(mask, score, values, dropout, alpha, out);
+    CHECK(out.rows() == n);
+    CHECK(out.cols() == 0);
+    CHECK(alpha.rows() == mask.num_edges());
+    AdditiveGrads grads;
+    auto view = grads.view();
+    ops::attention_backward(mask, score, values, alpha, dropout, RowMatrix<double>(n, 0), view,
+                            grad_values, workspace);
+    CHECK(grad_values.rows() == n);
+    CHECK(grad_values.cols() == 0);
+    // No output depends on the scores, so their gradients are zero.
+    CHECK(grads.src.isZero(0.0));
+    CHECK(grads.dst.isZero(0.0));
+  }
+
   TEST_CASE("dot-product attention under masks::full is textbook softmax(Q K^T / sqrt(d)) V") {
     const std::int64_t n = 17;
     const std::int64_t d = 8;
