@@ -18,7 +18,7 @@ binary=$2
     prefetches = 0
     next
   }
-  name != "" && /prefetch/ { ++prefetches }
+  name != "" && /\tprefetch/ { ++prefetches }  # the instruction, not a call of a helper
   function report() {
     ++kernels
     if (prefetches == 0) { print "no prefetch in " name; ++missing }
