@@ -34,6 +34,7 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
   if (cli.epochs) options.epochs = *cli.epochs;
   if (cli.patience) options.patience = *cli.patience;
   if (cli.positional) options.positional = transforms::parse_positional_encoding(*cli.positional);
+  if (cli.whole_graph) options.receptive_field = false;
   options.seed = seed;
   return options;
 }
@@ -95,7 +96,7 @@ void check_resume_options(const TrainCommandOptions& options) {
   const bool recipe_given = options.attention || options.positional || options.layers ||
                             options.heads || options.hidden || options.output_heads ||
                             options.patience || options.dropout || options.attention_dropout ||
-                            options.learning_rate || options.weight_decay;
+                            options.learning_rate || options.weight_decay || options.whole_graph;
   if (recipe_given) {
     throw InvalidArgument(
         "--resume continues the saved run with its own model and recipe; only --epochs may be "
@@ -150,6 +151,9 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
       ->add_option("--weight-decay", options.weight_decay,
                    "L2 weight decay added to the gradients (default 5e-4; PubMed 1e-3)")
       ->check(CLI::NonNegativeNumber);
+  command->add_flag("--whole-graph", options.whole_graph,
+                    "Run training steps over the whole graph, not only the training nodes' "
+                    "receptive field");
   command->add_option("--epochs", options.epochs, "Maximum epochs (default 10000)")
       ->check(CLI::PositiveNumber);
   command

@@ -16,6 +16,7 @@ struct TrainCommandOptions {
   std::optional<std::string> attention, positional;
   std::optional<std::int64_t> layers, heads, hidden, output_heads, epochs, patience;
   std::optional<double> dropout, attention_dropout, learning_rate, weight_decay;
+  bool whole_graph = false;
   std::int64_t runs = 1;
   std::optional<std::filesystem::path> metrics_json, save, resume, plot;
   RunOptions run;

@@ -60,25 +60,32 @@ void run_tasks(std::int64_t count, Task&& task) {
 #endif
 }
 
+// A row-range pass of at least kMinTasks * kMinTaskWork units of work is split into at least
+// kMinTasks tasks whatever the grain: a citation graph's pass (some 10^4 units) would otherwise be
+// one or two tasks, and leave a thread idle.
+inline constexpr std::int64_t kMinTasks = 8;
+inline constexpr std::int64_t kMinTaskWork = 512;
+
 // Calls `fn(begin, end)` on consecutive node ranges covering [0, offsets.size() - 1), each holding
-// about `grain` units of work, where a node weighs 1 plus its row length in `offsets` (a CSR
-// indptr). Ranges are found by binary search on the prefix `offsets[i] + i`, so a task costs no
-// allocation.
+// about `grain` units of work (less in small passes, see kMinTasks), where a node weighs 1 plus
+// its row length in `offsets` (a CSR indptr). Ranges are found by binary search on the prefix
+// `offsets[i] + i`, so a task costs no allocation.
 template <typename Fn>
 void for_each_row_range(std::span<const EdgeId> offsets, std::int64_t grain, Fn&& fn) {
   const auto num_rows = static_cast<std::int64_t>(offsets.size()) - 1;
   const std::int64_t total = offsets.back() + num_rows;
   if (total == 0) return;
   grain = std::max<std::int64_t>(grain, 1);
-  const std::int64_t num_tasks = (total + grain - 1) / grain;
-  if (num_tasks == 1) {
+  const std::int64_t num_tasks =
+      std::max((total + grain - 1) / grain, std::min(kMinTasks, total / kMinTaskWork));
+  if (num_tasks <= 1) {
     fn(NodeId{0}, static_cast<NodeId>(num_rows));
     return;
   }
   // The first row whose prefix work reaches `target`.
   const auto boundary = [&](std::int64_t task) -> NodeId {
     if (task >= num_tasks) return static_cast<NodeId>(num_rows);
-    const std::int64_t target = task * grain;
+    const std::int64_t target = (total + num_tasks - 1) / num_tasks * task;
     std::int64_t lo = 0;
     std::int64_t hi = num_rows;
     while (lo < hi) {

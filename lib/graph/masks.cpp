@@ -1,6 +1,7 @@
 #include "maskgat/graph/masks.hpp"
 
 #include <algorithm>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -115,33 +116,92 @@ Graph full(std::int64_t length) {
   return window(length, length);
 }
 
-std::vector<NodeId> receptive_field(const Graph& mask, NodeId node, std::int64_t layers) {
-  if (node < 0 || node >= mask.num_nodes()) {
-    throw InvalidArgument("masks::receptive_field: node " + std::to_string(node) +
-                          " is outside [0, " + std::to_string(mask.num_nodes()) + ")");
-  }
+namespace {
+
+// The nodes within `layers` in-edges of `seeds`, in breadth-first order: the ones within d hops
+// are the first `level_ends[d]` (d = 0 .. layers). `where` names the caller in errors.
+struct Levels {
+  std::vector<NodeId> nodes;
+  std::vector<std::size_t> level_ends;
+};
+
+Levels levels(const char* where, const Graph& mask, std::span<const NodeId> seeds,
+              std::int64_t layers) {
   if (layers < 0) {
-    throw InvalidArgument("masks::receptive_field: layers " + std::to_string(layers) +
+    throw InvalidArgument(std::string(where) + ": layers " + std::to_string(layers) +
                           " is negative");
   }
   std::vector<bool> reached(static_cast<std::size_t>(mask.num_nodes()), false);
-  reached[static_cast<std::size_t>(node)] = true;
-  std::vector<NodeId> field{node};
+  Levels result;
+  for (const NodeId node : seeds) {
+    if (node < 0 || node >= mask.num_nodes()) {
+      throw InvalidArgument(std::string(where) + ": node " + std::to_string(node) +
+                            " is outside [0, " + std::to_string(mask.num_nodes()) + ")");
+    }
+    if (reached[static_cast<std::size_t>(node)]) continue;
+    reached[static_cast<std::size_t>(node)] = true;
+    result.nodes.push_back(node);
+  }
+  result.level_ends.push_back(result.nodes.size());
   std::size_t frontier_begin = 0;
-  for (std::int64_t layer = 0; layer < layers && frontier_begin < field.size(); ++layer) {
-    const std::size_t frontier_end = field.size();
+  for (std::int64_t layer = 0; layer < layers; ++layer) {
+    const std::size_t frontier_end = result.nodes.size();
     for (std::size_t k = frontier_begin; k < frontier_end; ++k) {
-      for (const NodeId source : mask.in_neighbors(field[k])) {
+      for (const NodeId source : mask.in_neighbors(result.nodes[k])) {
         if (!reached[static_cast<std::size_t>(source)]) {
           reached[static_cast<std::size_t>(source)] = true;
-          field.push_back(source);
+          result.nodes.push_back(source);
         }
       }
     }
+    result.level_ends.push_back(result.nodes.size());
     frontier_begin = frontier_end;
   }
+  return result;
+}
+
+}  // namespace
+
+std::vector<NodeId> receptive_field(const Graph& mask, NodeId node, std::int64_t layers) {
+  std::vector<NodeId> field =
+      levels("masks::receptive_field", mask, std::span<const NodeId>(&node, 1), layers).nodes;
   std::sort(field.begin(), field.end());
   return field;
+}
+
+Subgraph receptive_subgraph(const Graph& mask, std::span<const NodeId> outputs,
+                            std::int64_t layers) {
+  Levels field = levels("masks::receptive_subgraph", mask, outputs, layers);
+  // Nodes within layers - 1 hops keep every in-edge; the outer ring only its self-loop.
+  std::vector<bool> inner(static_cast<std::size_t>(mask.num_nodes()), false);
+  const std::size_t inner_end =
+      layers > 0 ? field.level_ends[static_cast<std::size_t>(layers - 1)] : 0;
+  for (std::size_t k = 0; k < inner_end; ++k)
+    inner[static_cast<std::size_t>(field.nodes[k])] = true;
+  Subgraph result;
+  result.nodes = std::move(field.nodes);
+  std::sort(result.nodes.begin(), result.nodes.end());
+  std::vector<NodeId> renumbered(static_cast<std::size_t>(mask.num_nodes()), -1);
+  for (std::size_t k = 0; k < result.nodes.size(); ++k) {
+    renumbered[static_cast<std::size_t>(result.nodes[k])] = static_cast<NodeId>(k);
+  }
+  std::vector<EdgeId> offsets{0};
+  std::vector<NodeId> sources;
+  std::vector<float> weights;
+  const auto all_weights = mask.weights();
+  for (const NodeId node : result.nodes) {
+    const EdgeId first = mask.in_offsets()[static_cast<std::size_t>(node)];
+    const auto row = mask.in_neighbors(node);
+    for (std::size_t k = 0; k < row.size(); ++k) {
+      if (!inner[static_cast<std::size_t>(node)] && row[k] != node) continue;
+      sources.push_back(renumbered[static_cast<std::size_t>(row[k])]);
+      if (mask.has_weights()) weights.push_back(all_weights[static_cast<std::size_t>(first) + k]);
+    }
+    offsets.push_back(static_cast<EdgeId>(sources.size()));
+  }
+  result.mask = Graph(static_cast<std::int64_t>(result.nodes.size()), std::move(offsets),
+                      std::move(sources), std::move(weights));
+  return result;
 }
 
 }  // namespace maskgat::masks

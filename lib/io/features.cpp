@@ -108,6 +108,39 @@ void FeatureMatrix::scale_columns(std::int64_t first, std::span<const float> fac
   for (std::int64_t c = 0; c < count; ++c) m.col(first + c) *= factors[static_cast<std::size_t>(c)];
 }
 
+FeatureMatrix FeatureMatrix::select_rows(std::span<const NodeId> rows) const {
+  for (const NodeId row : rows) {
+    if (row < 0 || row >= this->rows()) {
+      throw InvalidArgument("select_rows: row " + std::to_string(row) + " is outside [0, " +
+                            std::to_string(this->rows()) + ")");
+    }
+  }
+  const auto count = static_cast<Eigen::Index>(rows.size());
+  if (!is_sparse()) {
+    const auto& m = dense();
+    DenseFeatures selected(count, m.cols());
+    for (Eigen::Index k = 0; k < count; ++k)
+      selected.row(k) = m.row(rows[static_cast<std::size_t>(k)]);
+    return FeatureMatrix(std::move(selected));
+  }
+  const auto& m = sparse();
+  SparseFeatures selected(count, m.cols());
+  Eigen::VectorXi sizes(count);
+  for (Eigen::Index k = 0; k < count; ++k) {
+    sizes[k] = 0;
+    for (SparseFeatures::InnerIterator it(m, rows[static_cast<std::size_t>(k)]); it; ++it)
+      ++sizes[k];
+  }
+  selected.reserve(sizes);
+  for (Eigen::Index k = 0; k < count; ++k) {
+    for (SparseFeatures::InnerIterator it(m, rows[static_cast<std::size_t>(k)]); it; ++it) {
+      selected.insert(k, it.col()) = it.value();
+    }
+  }
+  selected.makeCompressed();
+  return FeatureMatrix(std::move(selected));
+}
+
 FeatureTable read_features(const std::filesystem::path& path, NodeIndex& nodes,
                            const ReadOptions& options) {
   if (nodes.size() != 0 || nodes.frozen()) {

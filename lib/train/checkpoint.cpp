@@ -17,8 +17,9 @@ static_assert(std::endian::native == std::endian::little,
 
 constexpr std::string_view kMagic = "MGATCKPT";
 // Version 2 added the positional encoding after the seed; version 1 files (without one) still
-// load, as models without an encoding.
-constexpr std::uint32_t kVersion = 2;
+// load, as models without an encoding. Version 3 added the receptive-field flag after it;
+// older files train on the whole graph, as they were trained.
+constexpr std::uint32_t kVersion = 3;
 constexpr std::uint32_t kOldestVersion = 1;
 
 std::uint64_t fnv1a(std::string_view bytes) {
@@ -123,6 +124,7 @@ void write_options(Writer& out, const TrainOptions& options) {
   out.scalar(options.seed);
   out.scalar<std::uint8_t>(static_cast<std::uint8_t>(options.positional.kind));
   out.scalar(options.positional.dims);
+  out.scalar<std::uint8_t>(options.receptive_field ? 1 : 0);
 }
 
 TrainOptions read_options(Reader& in, std::uint32_t version) {
@@ -162,6 +164,12 @@ TrainOptions read_options(Reader& in, std::uint32_t version) {
               " exceeds the model's " + std::to_string(options.model.in_features) +
               " input features");
     }
+  }
+  options.receptive_field = false;
+  if (version >= 3) {
+    const auto field = in.scalar<std::uint8_t>();
+    if (field > 1) in.fail("receptive-field flag " + std::to_string(field) + ", expected 0 or 1");
+    options.receptive_field = field == 1;
   }
   return options;
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
+#include <span>
 #include <string>
 
 #include "maskgat/core/error.hpp"
@@ -51,6 +53,47 @@ double elapsed_ms(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+// What a training step confined to the training nodes' receptive field runs on: that subgraph,
+// the rows of the training input, labels and training nodes on it, and a model of its own, whose
+// buffers are sized for the subgraph (so neither it nor the evaluation's model reallocates from
+// step to step). Its parameters are only a copy of the trained model's, refreshed before every
+// step; it starts from a throwaway random initialisation, not from the trainer's stream.
+struct Field {
+  Field(masks::Subgraph subgraph_in, const FeatureMatrix& input_in,
+        std::span<const std::int32_t> all_labels, std::span<const NodeId> all_train_nodes,
+        const nn::ModelOptions& model_options)
+      : subgraph(std::move(subgraph_in)),
+        input(input_in.select_rows(subgraph.nodes)),
+        model(model_options, initialisation) {
+    for (const NodeId node : subgraph.nodes)
+      labels.push_back(all_labels[static_cast<std::size_t>(node)]);
+    for (const NodeId node : all_train_nodes) {
+      const auto at = std::lower_bound(subgraph.nodes.begin(), subgraph.nodes.end(), node);
+      train_nodes.push_back(static_cast<NodeId>(at - subgraph.nodes.begin()));
+    }
+  }
+
+  masks::Subgraph subgraph;
+  FeatureMatrix input;
+  std::vector<std::int32_t> labels;
+  std::vector<NodeId> train_nodes;
+  Rng initialisation{0};
+  nn::Model model;
+};
+
+// The field of `train_nodes` when `options` asks for one and it holds at most half of `mask`'s
+// entries; a larger one would save little and cost a second set of buffers nearly the graph's
+// size.
+std::unique_ptr<Field> training_field(const TrainOptions& options, const Graph& mask,
+                                      std::span<const NodeId> train_nodes,
+                                      const FeatureMatrix& input,
+                                      std::span<const std::int32_t> labels) {
+  if (!options.receptive_field || train_nodes.empty()) return nullptr;
+  masks::Subgraph subgraph = masks::receptive_subgraph(mask, train_nodes, options.model.layers);
+  if (2 * subgraph.mask.num_edges() > mask.num_edges()) return nullptr;
+  return std::make_unique<Field>(std::move(subgraph), input, labels, train_nodes, options.model);
+}
+
 }  // namespace
 
 struct Trainer::Impl {
@@ -68,12 +111,13 @@ struct Trainer::Impl {
     if (options.positional.kind != transforms::EncodingKind::kNone) {
       input = model_input(data, options);
       if (flips_signs(options)) {
-        train_input = input;
         signs.assign(static_cast<std::size_t>(options.positional.dims), 1.0F);
         ratios.resize(signs.size());
         step_signs = RowMatrix<float>(1, options.positional.dims);
       }
     }
+    field = training_field(options, mask, train_nodes, features(nn::Mode::kEval), data.labels);
+    if (flips_signs(options) && !field) train_input = input;
     if (options.epochs <= 0) {
       throw InvalidArgument("train: epochs is " + std::to_string(options.epochs) +
                             ", expected a positive count");
@@ -91,12 +135,28 @@ struct Trainer::Impl {
     }
   }
 
-  // The model's input in evaluation (the stored encoding) and in training (with this step's
-  // signs once `flip_for_step` has run).
-  InputRef<float> features(nn::Mode mode) const {
-    if (options.positional.kind == transforms::EncodingKind::kNone) return dataset->features.view();
-    return mode == nn::Mode::kTrain && flips_signs(options) ? train_input.view() : input.view();
+  // The model's input on the whole graph in evaluation (the stored encoding) and in training
+  // (with this step's signs once `flip_for_step` has run).
+  const FeatureMatrix& features(nn::Mode mode) const {
+    if (options.positional.kind == transforms::EncodingKind::kNone) return dataset->features;
+    return mode == nn::Mode::kTrain && flips_signs(options) ? train_input : input;
   }
+
+  // The training step's graph, input, labels, training nodes and model: the field's, or the
+  // whole graph's.
+  const Graph& step_mask() const { return field ? field->subgraph.mask : mask; }
+  InputRef<float> step_input() const {
+    return field ? field->input.view() : features(nn::Mode::kTrain).view();
+  }
+  std::span<const std::int32_t> step_labels() const {
+    return field ? std::span<const std::int32_t>(field->labels)
+                 : std::span<const std::int32_t>(dataset->labels);
+  }
+  std::span<const NodeId> step_train_nodes() const {
+    return field ? std::span<const NodeId>(field->train_nodes)
+                 : std::span<const NodeId>(train_nodes);
+  }
+  nn::Model& step_model() { return field ? field->model : model; }
 
   // Gives the training input's encoding columns the signs of `epoch`'s step, drawn from the seed
   // and the epoch (so a resumed run draws the same ones), by scaling each column by the ratio of
@@ -110,11 +170,11 @@ struct Trainer::Impl {
       ratios[c] = next * signs[c];
       signs[c] = next;
     }
-    train_input.scale_columns(dataset->features.cols(), ratios);
+    (field ? field->input : train_input).scale_columns(dataset->features.cols(), ratios);
   }
 
   const RowMatrix<float>& evaluation_logits() {
-    return model.forward(mask, features(nn::Mode::kEval), nn::Mode::kEval, rng);
+    return model.forward(mask, features(nn::Mode::kEval).view(), nn::Mode::kEval, rng);
   }
 
   const Dataset* dataset;
@@ -129,9 +189,10 @@ struct Trainer::Impl {
   std::vector<NodeId> test_nodes;
   RowMatrix<float> grad_logits;
   FeatureMatrix input;        // with the positional encoding; 0 x 0 without one
-  FeatureMatrix train_input;  // `input` with this step's sign flips (Laplacian encodings only)
-  std::vector<float> signs;   // the current sign of each encoding column in `train_input`
-  std::vector<float> ratios;  // next sign over current sign, per column
+  FeatureMatrix train_input;  // `input` with this step's sign flips (Laplacian encodings, no field)
+  std::unique_ptr<Field> field;  // the training nodes' receptive field, when steps run on it
+  std::vector<float> signs;      // the current sign of each encoding column in `train_input`
+  std::vector<float> ratios;     // next sign over current sign, per column
   RowMatrix<float> step_signs;
 };
 
@@ -155,20 +216,27 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
     const auto start = std::chrono::steady_clock::now();
     EpochStats stats;
     stats.epoch = epoch;
-    parameters.zero_grad();
+    nn::Model& step_model = s.step_model();
+    auto& step_parameters = step_model.parameters();
+    if (&step_model != &s.model) {
+      std::copy(values.begin(), values.end(), step_parameters.values().begin());
+    }
+    step_parameters.zero_grad();
     s.flip_for_step(epoch);
+    const auto step_labels = s.step_labels();
+    const auto step_train_nodes = s.step_train_nodes();
     const RowMatrix<float>& logits =
-        s.model.forward(s.mask, s.features(nn::Mode::kTrain), nn::Mode::kTrain, s.rng);
-    stats.train_loss = nn::nll_loss(logits, labels, s.train_nodes, &s.grad_logits);
+        step_model.forward(s.step_mask(), s.step_input(), nn::Mode::kTrain, s.rng);
+    stats.train_loss = nn::nll_loss(logits, step_labels, step_train_nodes, &s.grad_logits);
     if (!std::isfinite(stats.train_loss)) {
       throw Error("train: the training loss is " + std::to_string(stats.train_loss) + " at epoch " +
                   std::to_string(epoch) + "; lower the learning rate or check the features");
     }
-    stats.train_accuracy =
-        ConfusionMatrix(s.dataset->num_classes(), labels, predict_classes(logits), s.train_nodes)
-            .accuracy();
-    s.model.backward(s.mask, s.features(nn::Mode::kTrain), s.grad_logits);
-    const auto grads = parameters.grads();
+    stats.train_accuracy = ConfusionMatrix(s.dataset->num_classes(), step_labels,
+                                           predict_classes(logits), step_train_nodes)
+                               .accuracy();
+    step_model.backward(s.step_mask(), s.step_input(), s.grad_logits);
+    const auto grads = step_parameters.grads();
     if (!std::all_of(grads.begin(), grads.end(), [](float g) { return std::isfinite(g); })) {
       throw Error("train: a gradient is not finite at epoch " + std::to_string(epoch) +
                   "; lower the learning rate or check the features");
@@ -303,5 +371,6 @@ std::vector<nn::AttentionWeights<float>> Trainer::attention() {
 nn::Model& Trainer::model() noexcept { return impl_->model; }
 const TrainOptions& Trainer::options() const noexcept { return impl_->options; }
 const Graph& Trainer::mask() const noexcept { return impl_->mask; }
+const Graph& Trainer::step_mask() const noexcept { return impl_->step_mask(); }
 
 }  // namespace maskgat::train

@@ -8,6 +8,7 @@
 /// sequence, attention over an image and ordinary self-attention differ only in the mask.
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "maskgat/export.hpp"
@@ -67,5 +68,28 @@ namespace maskgat::masks {
 /// @throws InvalidArgument if `node` is outside [0, N) or `layers` is negative.
 [[nodiscard]] MASKGAT_EXPORT std::vector<NodeId> receptive_field(const Graph& mask, NodeId node,
                                                                  std::int64_t layers);
+
+/// A mask restricted to the part of a graph that some outputs depend on.
+struct Subgraph {
+  Graph mask;                 ///< on `nodes.size()` nodes, node k standing for `nodes[k]`
+  std::vector<NodeId> nodes;  ///< the original id of every node, ascending
+};
+
+/// What a stack of `layers` attention layers over `mask` needs to compute its output at
+/// `outputs`: the nodes within `layers` in-edges of an output (their receptive fields, as
+/// `receptive_field`), renumbered in increasing id order, and a mask on them in which the nodes
+/// within `layers - 1` in-edges keep every in-edge and the others only their self-loop (if
+/// `mask` has it). Run on the rows of the input at `nodes`, such a stack gives the outputs'
+/// rows exactly as over the whole of `mask` (up to the order of floating-point sums): it is how
+/// a trainer confines a step to what its loss reads. Weights are kept. Cost O(N + nodes and
+/// edges reached), serial.
+/// @param mask    the attention mask of every layer
+/// @param outputs the nodes whose outputs are wanted, each in [0, N); duplicates are ignored
+/// @param layers  the number of stacked layers L (>= 0)
+/// @return the nodes and their mask
+/// @throws InvalidArgument if an output is outside [0, N) or `layers` is negative.
+[[nodiscard]] MASKGAT_EXPORT Subgraph receptive_subgraph(const Graph& mask,
+                                                         std::span<const NodeId> outputs,
+                                                         std::int64_t layers);
 
 }  // namespace maskgat::masks

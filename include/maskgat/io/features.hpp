@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "maskgat/core/tensor.hpp"
+#include "maskgat/core/types.hpp"
 #include "maskgat/export.hpp"
 #include "maskgat/io/limits.hpp"
 #include "maskgat/io/node_index.hpp"
@@ -77,6 +78,13 @@ class MASKGAT_EXPORT FeatureMatrix {
   /// @param factors K factors; `first + K` must not exceed `cols()`
   /// @throws InvalidArgument when the columns do not fit.
   void scale_columns(std::int64_t first, std::span<const float> factors);
+
+  /// The rows `rows[0], rows[1], ...` of this matrix, in that order, sparse if this one is.
+  /// O(rows' stored entries) sparse, O(rows x F) dense.
+  /// @param rows row ids, each in [0, N)
+  /// @return a `rows.size()` x F matrix
+  /// @throws InvalidArgument if a row id is outside [0, N).
+  [[nodiscard]] FeatureMatrix select_rows(std::span<const NodeId> rows) const;
 
  private:
   std::variant<SparseFeatures, DenseFeatures> values_{SparseFeatures()};

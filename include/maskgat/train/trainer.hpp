@@ -29,6 +29,14 @@ struct TrainOptions {
   /// Columns appended to the features, computed from the dataset's graph (`model_input`);
   /// Laplacian eigenvectors get random sign flips at every training step.
   transforms::PositionalEncoding positional;
+  /// Run each training step on the training nodes' receptive field alone
+  /// (`masks::receptive_subgraph` of the model's layers) when that holds at most half of the
+  /// graph's attention entries. The step's logits at the training nodes, its loss and its
+  /// gradients are those of a step over the whole graph, up to the order of floating-point sums;
+  /// the dropout draws differ (they are keyed by positions in the subgraph), so runs with and
+  /// without it are different samples of the same training. Evaluation and prediction always run
+  /// on the whole graph. Stored in checkpoints (files from before it train on the whole graph).
+  bool receptive_field = true;
 };
 
 /// What a model trained with `options` takes as input on `dataset`: its features, with
@@ -152,8 +160,12 @@ class MASKGAT_EXPORT Trainer {
   /// @return the options, with `model.in_features` and `model.classes` taken from the dataset
   [[nodiscard]] const TrainOptions& options() const noexcept;
   /// The attention mask: the dataset's graph with self-loops.
-  /// @return N nodes; the graph every forward pass runs on
+  /// @return N nodes; the graph evaluation and prediction run on
   [[nodiscard]] const Graph& mask() const noexcept;
+  /// The mask training steps run on: `mask()`, or the training nodes' receptive field in it
+  /// (`TrainOptions::receptive_field`).
+  /// @return `mask()` or the subgraph, on its own node numbering
+  [[nodiscard]] const Graph& step_mask() const noexcept;
 
  private:
   struct Impl;

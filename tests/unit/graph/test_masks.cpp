@@ -144,4 +144,37 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(maskgat::masks::receptive_field(chain, 0, -1),
                          "masks::receptive_field: layers -1 is negative", maskgat::InvalidArgument);
   }
+
+  TEST_CASE("masks::receptive_subgraph keeps the inner rows whole and the outer ring's loops") {
+    // 0 -> 1 -> 2 -> 3 and 4 -> 3, self-loops everywhere but on 4; 5 is unreachable from 3.
+    const Graph chain =
+        maskgat::build_graph(
+            6, maskgat::EdgeList{{0, 1, 2, 4, 0, 1, 2, 3, 5}, {1, 2, 3, 3, 0, 1, 2, 3, 5}, {}})
+            .graph;
+    const std::vector<maskgat::NodeId> outputs{3, 3};
+    const auto two = maskgat::masks::receptive_subgraph(chain, outputs, 2);
+    // Within 2 hops of 3: 1, 2, 3, 4; within 1 hop (whole rows): 2, 3, 4.
+    CHECK(two.nodes == std::vector<maskgat::NodeId>{1, 2, 3, 4});
+    REQUIRE(two.mask.num_nodes() == 4);
+    const std::vector<maskgat::EdgeId> offsets(two.mask.in_offsets().begin(),
+                                               two.mask.in_offsets().end());
+    const std::vector<maskgat::NodeId> sources(two.mask.in_sources().begin(),
+                                               two.mask.in_sources().end());
+    // Rows of 1 (its loop only), 2 (1, 2), 3 (2, 3, 4) and 4 (no in-edge, no loop).
+    CHECK(offsets == std::vector<maskgat::EdgeId>{0, 1, 3, 6, 6});
+    CHECK(sources == std::vector<maskgat::NodeId>{0, 0, 1, 1, 2, 3});
+    const auto zero = maskgat::masks::receptive_subgraph(chain, outputs, 0);
+    CHECK(zero.nodes == std::vector<maskgat::NodeId>{3});
+    CHECK(zero.mask.num_edges() == 1);  // its loop
+    const auto far = maskgat::masks::receptive_subgraph(chain, outputs, 5);
+    CHECK(far.nodes == std::vector<maskgat::NodeId>{0, 1, 2, 3, 4});
+    CHECK(far.mask.num_edges() == 8);  // every edge of those nodes
+    const std::vector<maskgat::NodeId> outside{6};
+    CHECK_THROWS_WITH_AS(maskgat::masks::receptive_subgraph(chain, outside, 1),
+                         "masks::receptive_subgraph: node 6 is outside [0, 6)",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(maskgat::masks::receptive_subgraph(chain, outputs, -1),
+                         "masks::receptive_subgraph: layers -1 is negative",
+                         maskgat::InvalidArgument);
+  }
 }

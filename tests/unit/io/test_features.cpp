@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/features.hpp"
@@ -69,6 +70,30 @@ TEST_SUITE("unit") {
                          (where() + ": node id 1 has no row: with --numeric-ids the rows must "
                                     "cover every id from 0 to 2").c_str(),
                          maskgat::ParseError);
+  }
+
+  TEST_CASE("FeatureMatrix::select_rows gathers rows in the given order, sparse or dense") {
+    maskgat::DenseFeatures dense(3, 2);
+    dense << 1, 0, 0, 2, 3, 4;
+    maskgat::SparseFeatures sparse = dense.sparseView();
+    const std::vector<maskgat::NodeId> rows{2, 0, 2};
+    for (const maskgat::FeatureMatrix& matrix :
+         {maskgat::FeatureMatrix(dense), maskgat::FeatureMatrix(sparse)}) {
+      const maskgat::FeatureMatrix selected = matrix.select_rows(rows);
+      CHECK(selected.is_sparse() == matrix.is_sparse());
+      REQUIRE(selected.rows() == 3);
+      REQUIRE(selected.cols() == 2);
+      maskgat::DenseFeatures expected(3, 2);
+      expected << 3, 4, 1, 0, 3, 4;
+      const maskgat::DenseFeatures got =
+          selected.is_sparse() ? maskgat::DenseFeatures(selected.sparse()) : selected.dense();
+      CHECK(got == expected);
+      if (selected.is_sparse()) CHECK(selected.nonzeros() == 5);
+      CHECK(matrix.select_rows({}).rows() == 0);
+      const std::vector<maskgat::NodeId> outside{1, 3};
+      CHECK_THROWS_WITH_AS(matrix.select_rows(outside), "select_rows: row 3 is outside [0, 3)",
+                           maskgat::InvalidArgument);
+    }
   }
 
   TEST_CASE("features: row normalisation divides by the row sum") {

@@ -47,14 +47,14 @@ void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
 
 // The bytes of the options at the start of a checkpoint's payload: attention kind, 6 counts,
 // 7 reals, epochs, patience and seed. Format version 2 follows them with the positional
-// encoding's kind (1 byte) and width (8).
+// encoding's kind (1 byte) and width (8), version 3 with the receptive-field flag (1).
 constexpr std::size_t kOptionsBytes = 1 + 6 * 8 + 7 * 8 + 3 * 8;
 
 // The payload of `trainer`'s checkpoint, saved to `dir` as a file would hold it.
 std::string saved_payload(const train::Trainer& trainer, const std::filesystem::path& dir) {
   train::save_checkpoint(dir / "saved.ckpt", trainer.checkpoint(), true);
   const std::string bytes = read_bytes(dir / "saved.ckpt");
-  REQUIRE(bytes[8] == 2);
+  REQUIRE(bytes[8] == 3);
   return bytes.substr(maskgat::test::kCheckpointHeader,
                       bytes.size() - maskgat::test::kCheckpointHeader - 8);
 }
@@ -77,6 +77,7 @@ TEST_SUITE("unit") {
     CHECK(loaded.options.model.in_features == 12);
     CHECK(loaded.options.model.classes == 3);
     CHECK(loaded.options.seed == 2);
+    CHECK(loaded.options.receptive_field);
     CHECK(loaded.dataset == data.name);
     CHECK(loaded.class_names == data.class_names);
     CHECK(loaded.values == saved.values);
@@ -124,11 +125,32 @@ TEST_SUITE("unit") {
     const auto dir = maskgat::test::scratch_dir("checkpoint_version1");
     std::string payload = saved_payload(trainer, dir);
     CHECK(payload.substr(kOptionsBytes, 9) == std::string(9, '\0'));  // none, width 0
-    payload.erase(kOptionsBytes, 9);
+    CHECK(payload[kOptionsBytes + 9] == 1);                           // receptive field
+    payload.erase(kOptionsBytes, 10);
     write_bytes(dir / "v1.ckpt", maskgat::test::frame_checkpoint(payload, 1));
     const train::Checkpoint loaded = train::load_checkpoint(dir / "v1.ckpt");
     CHECK(loaded.options.positional.kind == maskgat::transforms::EncodingKind::kNone);
+    CHECK_FALSE(loaded.options.receptive_field);
     CHECK(loaded.options.model.in_features == 12);
+    CHECK(loaded.values == trainer.checkpoint().values);
+  }
+
+  TEST_CASE("a version 2 checkpoint trains on the whole graph; a bad receptive-field flag fails") {
+    const maskgat::Dataset data = synthetic(12);
+    train::Trainer trainer(data, options_with(3));
+    trainer.fit();
+    const auto dir = maskgat::test::scratch_dir("checkpoint_version2");
+    std::string payload = saved_payload(trainer, dir);
+    std::string flagged = payload;
+    flagged[kOptionsBytes + 9] = 2;
+    write_bytes(dir / "flag.ckpt", maskgat::test::frame_checkpoint(flagged, 3));
+    CHECK_THROWS_WITH_AS(train::load_checkpoint(dir / "flag.ckpt"),
+                         doctest::Contains("receptive-field flag 2, expected 0 or 1"),
+                         maskgat::ParseError);
+    payload.erase(kOptionsBytes + 9, 1);
+    write_bytes(dir / "v2.ckpt", maskgat::test::frame_checkpoint(payload, 2));
+    const train::Checkpoint loaded = train::load_checkpoint(dir / "v2.ckpt");
+    CHECK_FALSE(loaded.options.receptive_field);
     CHECK(loaded.values == trainer.checkpoint().values);
   }
 
@@ -142,7 +164,7 @@ TEST_SUITE("unit") {
       std::string changed = payload;
       changed[kOptionsBytes] = static_cast<char>(kind);
       std::memcpy(changed.data() + kOptionsBytes + 1, &dims, sizeof(dims));
-      write_bytes(dir / "bad.ckpt", maskgat::test::frame_checkpoint(changed, 2));
+      write_bytes(dir / "bad.ckpt", maskgat::test::frame_checkpoint(changed, 3));
       return dir / "bad.ckpt";
     };
     REQUIRE(train::load_checkpoint(with_encoding(2, 4)).options.positional.dims == 4);
@@ -187,12 +209,12 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(train::load_checkpoint(bad),
                          doctest::Contains("checksum mismatch: the file is corrupt"),
                          maskgat::ParseError);
-    for (const int version : {0, 3}) {
+    for (const int version : {0, 4}) {
       std::string versioned = bytes;
       versioned[8] = static_cast<char>(version);
       write_bytes(bad, versioned);
       const std::string expected =
-          "format version " + std::to_string(version) + ", this build reads versions 1 to 2";
+          "format version " + std::to_string(version) + ", this build reads versions 1 to 3";
       CHECK_THROWS_WITH_AS(train::load_checkpoint(bad), doctest::Contains(expected.c_str()),
                            maskgat::ParseError);
     }
