@@ -172,12 +172,12 @@ std::vector<NodeId> receptive_field(const Graph& mask, NodeId node, std::int64_t
 Subgraph receptive_subgraph(const Graph& mask, std::span<const NodeId> outputs,
                             std::int64_t layers) {
   Levels field = levels("masks::receptive_subgraph", mask, outputs, layers);
-  // Nodes within layers - 1 hops keep every in-edge; the outer ring only its self-loop.
-  std::vector<bool> inner(static_cast<std::size_t>(mask.num_nodes()), false);
-  const std::size_t inner_end =
-      layers > 0 ? field.level_ends[static_cast<std::size_t>(layers - 1)] : 0;
-  for (std::size_t k = 0; k < inner_end; ++k)
-    inner[static_cast<std::size_t>(field.nodes[k])] = true;
+  // The hops from the outputs of every node reached, by original id.
+  std::vector<std::int64_t> hops(static_cast<std::size_t>(mask.num_nodes()), -1);
+  for (std::size_t d = 0, k = 0; d < field.level_ends.size(); ++d) {
+    for (; k < field.level_ends[d]; ++k)
+      hops[static_cast<std::size_t>(field.nodes[k])] = static_cast<std::int64_t>(d);
+  }
   Subgraph result;
   result.nodes = std::move(field.nodes);
   std::sort(result.nodes.begin(), result.nodes.end());
@@ -185,22 +185,27 @@ Subgraph receptive_subgraph(const Graph& mask, std::span<const NodeId> outputs,
   for (std::size_t k = 0; k < result.nodes.size(); ++k) {
     renumbered[static_cast<std::size_t>(result.nodes[k])] = static_cast<NodeId>(k);
   }
-  std::vector<EdgeId> offsets{0};
-  std::vector<NodeId> sources;
-  std::vector<float> weights;
   const auto all_weights = mask.weights();
-  for (const NodeId node : result.nodes) {
-    const EdgeId first = mask.in_offsets()[static_cast<std::size_t>(node)];
-    const auto row = mask.in_neighbors(node);
-    for (std::size_t k = 0; k < row.size(); ++k) {
-      if (!inner[static_cast<std::size_t>(node)] && row[k] != node) continue;
-      sources.push_back(renumbered[static_cast<std::size_t>(row[k])]);
-      if (mask.has_weights()) weights.push_back(all_weights[static_cast<std::size_t>(first) + k]);
+  // Layer l's output is needed within layers - 1 - l hops: those rows keep every in-edge.
+  for (std::int64_t layer = 0; layer < layers; ++layer) {
+    const std::int64_t whole = layers - 1 - layer;
+    std::vector<EdgeId> offsets{0};
+    std::vector<NodeId> sources;
+    std::vector<float> weights;
+    for (const NodeId node : result.nodes) {
+      const bool keep_all = hops[static_cast<std::size_t>(node)] <= whole;
+      const EdgeId first = mask.in_offsets()[static_cast<std::size_t>(node)];
+      const auto row = mask.in_neighbors(node);
+      for (std::size_t k = 0; k < row.size(); ++k) {
+        if (!keep_all && row[k] != node) continue;
+        sources.push_back(renumbered[static_cast<std::size_t>(row[k])]);
+        if (mask.has_weights()) weights.push_back(all_weights[static_cast<std::size_t>(first) + k]);
+      }
+      offsets.push_back(static_cast<EdgeId>(sources.size()));
     }
-    offsets.push_back(static_cast<EdgeId>(sources.size()));
+    result.masks.emplace_back(static_cast<std::int64_t>(result.nodes.size()), std::move(offsets),
+                              std::move(sources), std::move(weights));
   }
-  result.mask = Graph(static_cast<std::int64_t>(result.nodes.size()), std::move(offsets),
-                      std::move(sources), std::move(weights));
   return result;
 }
 

@@ -112,6 +112,27 @@ struct BasicModel<T>::Impl {
   RowMatrix<T> dense_input;               // layer 0's input after dropout
   RowSparse<T> sparse_input;
   std::array<RowMatrix<T>, 2> grad_inputs;  // see backward
+  std::vector<const Graph*> masks;          // of the current forward or backward, per layer
+
+  // Points every layer at `mask`.
+  void use(const Graph& mask) { masks.assign(layers.size(), &mask); }
+
+  // Points layer l at `given[l]`, after checking there is one per layer, on the same nodes.
+  void use(std::span<const Graph> given, const char* where) {
+    if (given.size() != layers.size()) {
+      throw InvalidArgument(std::string(where) + ": " + std::to_string(given.size()) +
+                            " masks for a model of " + std::to_string(layers.size()) + " layers");
+    }
+    masks.clear();
+    for (const Graph& mask : given) {
+      if (mask.num_nodes() != given.front().num_nodes()) {
+        throw InvalidArgument(std::string(where) + ": mask " + std::to_string(masks.size()) +
+                              " has " + std::to_string(mask.num_nodes()) + " nodes, mask 0 has " +
+                              std::to_string(given.front().num_nodes()));
+      }
+      masks.push_back(&mask);
+    }
+  }
 
   // Layer `index`'s input in the last forward.
   InputRef<T> input(std::size_t index, InputRef<T> x) const {
@@ -157,6 +178,32 @@ BasicModel<T>& BasicModel<T>::operator=(BasicModel&&) noexcept = default;
 
 template <typename T>
 const RowMatrix<T>& BasicModel<T>::forward(const Graph& mask, InputRef<T> x, Mode mode, Rng& rng) {
+  impl_->use(mask);
+  return run_forward(x, mode, rng);
+}
+
+template <typename T>
+const RowMatrix<T>& BasicModel<T>::forward(std::span<const Graph> masks, InputRef<T> x, Mode mode,
+                                           Rng& rng) {
+  impl_->use(masks, "model.forward");
+  return run_forward(x, mode, rng);
+}
+
+template <typename T>
+void BasicModel<T>::backward(const Graph& mask, InputRef<T> x, const RowMatrix<T>& grad_logits) {
+  impl_->use(mask);
+  run_backward(x, grad_logits);
+}
+
+template <typename T>
+void BasicModel<T>::backward(std::span<const Graph> masks, InputRef<T> x,
+                             const RowMatrix<T>& grad_logits) {
+  impl_->use(masks, "model.backward");
+  run_backward(x, grad_logits);
+}
+
+template <typename T>
+const RowMatrix<T>& BasicModel<T>::run_forward(InputRef<T> x, Mode mode, Rng& rng) {
   Impl& s = *impl_;
   const bool train = mode == Mode::kTrain && s.options.dropout > 0.0;
   for (std::size_t index = 0; index < s.layers.size(); ++index) {
@@ -173,8 +220,8 @@ const RowMatrix<T>& BasicModel<T>::forward(const Graph& mask, InputRef<T> x, Mod
     std::visit(
         [&](const auto& layer) {
           using Cache = typename std::decay_t<decltype(layer)>::Cache;
-          layer.forward(mask, s.input(index, x), mode, rng, std::get<Cache>(s.caches[index]),
-                        s.outputs[index]);
+          layer.forward(*s.masks[index], s.input(index, x), mode, rng,
+                        std::get<Cache>(s.caches[index]), s.outputs[index]);
         },
         s.layers[index]);
   }
@@ -182,7 +229,7 @@ const RowMatrix<T>& BasicModel<T>::forward(const Graph& mask, InputRef<T> x, Mod
 }
 
 template <typename T>
-void BasicModel<T>::backward(const Graph& mask, InputRef<T> x, const RowMatrix<T>& grad_logits) {
+void BasicModel<T>::run_backward(InputRef<T> x, const RowMatrix<T>& grad_logits) {
   Impl& s = *impl_;
   // dL/d(layer output) of the layer being processed: the logits' gradient, then in turn each
   // hidden layer's, which alternate between two buffers (a layer's input gradient must not be its
@@ -193,8 +240,8 @@ void BasicModel<T>::backward(const Graph& mask, InputRef<T> x, const RowMatrix<T
     std::visit(
         [&](const auto& layer) {
           using Cache = typename std::decay_t<decltype(layer)>::Cache;
-          layer.backward(mask, s.input(index, x), std::get<Cache>(s.caches[index]), *grad_out,
-                         index > 0 ? &grad_input : nullptr);
+          layer.backward(*s.masks[index], s.input(index, x), std::get<Cache>(s.caches[index]),
+                         *grad_out, index > 0 ? &grad_input : nullptr);
         },
         s.layers[index]);
     if (index == 0) break;

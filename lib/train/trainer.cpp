@@ -90,7 +90,7 @@ std::unique_ptr<Field> training_field(const TrainOptions& options, const Graph& 
                                       std::span<const std::int32_t> labels) {
   if (!options.receptive_field || train_nodes.empty()) return nullptr;
   masks::Subgraph subgraph = masks::receptive_subgraph(mask, train_nodes, options.model.layers);
-  if (2 * subgraph.mask.num_edges() > mask.num_edges()) return nullptr;
+  if (2 * subgraph.masks.front().num_edges() > mask.num_edges()) return nullptr;
   return std::make_unique<Field>(std::move(subgraph), input, labels, train_nodes, options.model);
 }
 
@@ -144,7 +144,7 @@ struct Trainer::Impl {
 
   // The training step's graph, input, labels, training nodes and model: the field's, or the
   // whole graph's.
-  const Graph& step_mask() const { return field ? field->subgraph.mask : mask; }
+  const Graph& step_mask() const { return field ? field->subgraph.masks.front() : mask; }
   InputRef<float> step_input() const {
     return field ? field->input.view() : features(nn::Mode::kTrain).view();
   }
@@ -226,7 +226,9 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
     const auto step_labels = s.step_labels();
     const auto step_train_nodes = s.step_train_nodes();
     const RowMatrix<float>& logits =
-        step_model.forward(s.step_mask(), s.step_input(), nn::Mode::kTrain, s.rng);
+        s.field
+            ? step_model.forward(s.field->subgraph.masks, s.step_input(), nn::Mode::kTrain, s.rng)
+            : step_model.forward(s.mask, s.step_input(), nn::Mode::kTrain, s.rng);
     stats.train_loss = nn::nll_loss(logits, step_labels, step_train_nodes, &s.grad_logits);
     if (!std::isfinite(stats.train_loss)) {
       throw Error("train: the training loss is " + std::to_string(stats.train_loss) + " at epoch " +
@@ -235,7 +237,11 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
     stats.train_accuracy = ConfusionMatrix(s.dataset->num_classes(), step_labels,
                                            predict_classes(logits), step_train_nodes)
                                .accuracy();
-    step_model.backward(s.step_mask(), s.step_input(), s.grad_logits);
+    if (s.field) {
+      step_model.backward(s.field->subgraph.masks, s.step_input(), s.grad_logits);
+    } else {
+      step_model.backward(s.mask, s.step_input(), s.grad_logits);
+    }
     const auto grads = step_parameters.grads();
     if (!std::all_of(grads.begin(), grads.end(), [](float g) { return std::isfinite(g); })) {
       throw Error("train: a gradient is not finite at epoch " + std::to_string(epoch) +

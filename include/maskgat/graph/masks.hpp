@@ -69,24 +69,27 @@ namespace maskgat::masks {
 [[nodiscard]] MASKGAT_EXPORT std::vector<NodeId> receptive_field(const Graph& mask, NodeId node,
                                                                  std::int64_t layers);
 
-/// A mask restricted to the part of a graph that some outputs depend on.
+/// The part of a graph that the outputs of a stack of attention layers at some nodes depend on.
 struct Subgraph {
-  Graph mask;                 ///< on `nodes.size()` nodes, node k standing for `nodes[k]`
   std::vector<NodeId> nodes;  ///< the original id of every node, ascending
+  /// One mask per layer, the input layer's first, each on `nodes.size()` nodes (node k standing
+  /// for `nodes[k]`).
+  std::vector<Graph> masks;
 };
 
 /// What a stack of `layers` attention layers over `mask` needs to compute its output at
 /// `outputs`: the nodes within `layers` in-edges of an output (their receptive fields, as
-/// `receptive_field`), renumbered in increasing id order, and a mask on them in which the nodes
-/// within `layers - 1` in-edges keep every in-edge and the others only their self-loop (if
-/// `mask` has it). Run on the rows of the input at `nodes`, such a stack gives the outputs'
-/// rows exactly as over the whole of `mask` (up to the order of floating-point sums): it is how
-/// a trainer confines a step to what its loss reads. Weights are kept. Cost O(N + nodes and
-/// edges reached), serial.
+/// `receptive_field`), renumbered in increasing id order, and a mask per layer. Layer l (0 the
+/// input layer) is needed at the nodes within `layers - 1 - l` in-edges of an output: in its mask
+/// they keep every in-edge and every other node only its self-loop (if `mask` has it). Run on the
+/// rows of the input at `nodes` (`BasicModel::forward` with the masks), such a stack gives the
+/// outputs' rows exactly as over the whole of `mask` (up to the order of floating-point sums):
+/// it is how a trainer confines a step to what its loss reads. Weights are kept. Cost
+/// O(N + layers x (nodes and edges reached)), serial.
 /// @param mask    the attention mask of every layer
 /// @param outputs the nodes whose outputs are wanted, each in [0, N); duplicates are ignored
 /// @param layers  the number of stacked layers L (>= 0)
-/// @return the nodes and their mask
+/// @return the nodes and their L masks
 /// @throws InvalidArgument if an output is outside [0, N) or `layers` is negative.
 [[nodiscard]] MASKGAT_EXPORT Subgraph receptive_subgraph(const Graph& mask,
                                                          std::span<const NodeId> outputs,

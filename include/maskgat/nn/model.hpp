@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -92,6 +93,25 @@ class MASKGAT_EXPORT BasicModel {
   /// @throws InvalidArgument when `grad_logits` is not N x K.
   void backward(const Graph& mask, InputRef<T> x, const RowMatrix<T>& grad_logits);
 
+  /// As `forward(mask, ...)`, with layer l attending over `masks[l]`: how a training step runs
+  /// over the receptive field of the training nodes (`masks::receptive_subgraph`), where each
+  /// layer needs its outputs on fewer rows than the one before.
+  /// @param masks one mask per layer, `conv1`'s first, all on the same N nodes
+  /// @param x    N x F features, dense or sparse
+  /// @param mode as in `forward(mask, ...)`
+  /// @param rng  as in `forward(mask, ...)`
+  /// @return the logits (N x K) of every node; valid until the next `forward`
+  /// @throws InvalidArgument as `forward(mask, ...)`, and when `masks` does not hold one mask per
+  ///         layer or the masks differ in node count.
+  const RowMatrix<T>& forward(std::span<const Graph> masks, InputRef<T> x, Mode mode, Rng& rng);
+
+  /// `backward` after `forward(masks, ...)`.
+  /// @param masks       the last forward's masks
+  /// @param x           the last forward's input
+  /// @param grad_logits dL/dlogits, N x K
+  /// @throws InvalidArgument when `grad_logits` is not N x K or `masks` is not as in `forward`.
+  void backward(std::span<const Graph> masks, InputRef<T> x, const RowMatrix<T>& grad_logits);
+
   /// The attention of every layer in the last forward, `conv1` first.
   /// @param mask the last forward's mask
   /// @return one `AttentionWeights` per layer (E x H each, before dropout)
@@ -109,6 +129,8 @@ class MASKGAT_EXPORT BasicModel {
 
  private:
   struct Impl;
+  const RowMatrix<T>& run_forward(InputRef<T> x, Mode mode, Rng& rng);
+  void run_backward(InputRef<T> x, const RowMatrix<T>& grad_logits);
   std::unique_ptr<Impl> impl_;
 };
 

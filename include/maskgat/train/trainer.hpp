@@ -162,9 +162,9 @@ class MASKGAT_EXPORT Trainer {
   /// The attention mask: the dataset's graph with self-loops.
   /// @return N nodes; the graph evaluation and prediction run on
   [[nodiscard]] const Graph& mask() const noexcept;
-  /// The mask training steps run on: `mask()`, or the training nodes' receptive field in it
-  /// (`TrainOptions::receptive_field`).
-  /// @return `mask()` or the subgraph, on its own node numbering
+  /// The mask training steps run their first layer on: `mask()`, or the training nodes'
+  /// receptive field in it (`TrainOptions::receptive_field`; deeper layers keep fewer rows).
+  /// @return `mask()` or the subgraph's first mask, on its own node numbering
   [[nodiscard]] const Graph& step_mask() const noexcept;
 
  private:

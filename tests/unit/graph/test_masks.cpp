@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "maskgat/core/error.hpp"
@@ -145,30 +146,37 @@ TEST_SUITE("unit") {
                          "masks::receptive_field: layers -1 is negative", maskgat::InvalidArgument);
   }
 
-  TEST_CASE("masks::receptive_subgraph keeps the inner rows whole and the outer ring's loops") {
+  TEST_CASE("masks::receptive_subgraph keeps the rows each layer needs whole, the others' loops") {
     // 0 -> 1 -> 2 -> 3 and 4 -> 3, self-loops everywhere but on 4; 5 is unreachable from 3.
     const Graph chain =
         maskgat::build_graph(
             6, maskgat::EdgeList{{0, 1, 2, 4, 0, 1, 2, 3, 5}, {1, 2, 3, 3, 0, 1, 2, 3, 5}, {}})
             .graph;
+    const auto rows = [](const Graph& mask) {
+      return std::make_pair(
+          std::vector<maskgat::EdgeId>(mask.in_offsets().begin(), mask.in_offsets().end()),
+          std::vector<maskgat::NodeId>(mask.in_sources().begin(), mask.in_sources().end()));
+    };
     const std::vector<maskgat::NodeId> outputs{3, 3};
     const auto two = maskgat::masks::receptive_subgraph(chain, outputs, 2);
-    // Within 2 hops of 3: 1, 2, 3, 4; within 1 hop (whole rows): 2, 3, 4.
+    // Within 2 hops of 3: 1, 2, 3, 4 (renumbered 0-3); within 1 hop: 2, 3, 4.
     CHECK(two.nodes == std::vector<maskgat::NodeId>{1, 2, 3, 4});
-    REQUIRE(two.mask.num_nodes() == 4);
-    const std::vector<maskgat::EdgeId> offsets(two.mask.in_offsets().begin(),
-                                               two.mask.in_offsets().end());
-    const std::vector<maskgat::NodeId> sources(two.mask.in_sources().begin(),
-                                               two.mask.in_sources().end());
-    // Rows of 1 (its loop only), 2 (1, 2), 3 (2, 3, 4) and 4 (no in-edge, no loop).
-    CHECK(offsets == std::vector<maskgat::EdgeId>{0, 1, 3, 6, 6});
-    CHECK(sources == std::vector<maskgat::NodeId>{0, 0, 1, 1, 2, 3});
+    REQUIRE(two.masks.size() == 2);
+    CHECK(two.masks[0].num_nodes() == 4);
+    // Layer 0 is needed at 2, 3, 4: rows of 1 (its loop only), 2 (1, 2), 3 (2, 3, 4), 4 (none).
+    CHECK(rows(two.masks[0]) == std::make_pair(std::vector<maskgat::EdgeId>{0, 1, 3, 6, 6},
+                                               std::vector<maskgat::NodeId>{0, 0, 1, 1, 2, 3}));
+    // Layer 1 only at 3: the others keep their loops.
+    CHECK(rows(two.masks[1]) == std::make_pair(std::vector<maskgat::EdgeId>{0, 1, 2, 5, 5},
+                                               std::vector<maskgat::NodeId>{0, 1, 1, 2, 3}));
     const auto zero = maskgat::masks::receptive_subgraph(chain, outputs, 0);
     CHECK(zero.nodes == std::vector<maskgat::NodeId>{3});
-    CHECK(zero.mask.num_edges() == 1);  // its loop
+    CHECK(zero.masks.empty());
     const auto far = maskgat::masks::receptive_subgraph(chain, outputs, 5);
     CHECK(far.nodes == std::vector<maskgat::NodeId>{0, 1, 2, 3, 4});
-    CHECK(far.mask.num_edges() == 8);  // every edge of those nodes
+    REQUIRE(far.masks.size() == 5);
+    CHECK(far.masks[0].num_edges() == 8);  // every edge of those nodes
+    CHECK(far.masks[4].num_edges() == 6);  // 3's three in-edges, the loops of 0, 1, 2
     const std::vector<maskgat::NodeId> outside{6};
     CHECK_THROWS_WITH_AS(maskgat::masks::receptive_subgraph(chain, outside, 1),
                          "masks::receptive_subgraph: node 6 is outside [0, 6)",

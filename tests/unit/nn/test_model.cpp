@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 #include <tbb/global_control.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -144,6 +146,70 @@ TEST_SUITE("unit") {
     };
     const auto one = run(1);
     CHECK(run(3) == one);
+  }
+
+  TEST_CASE("Model on a receptive subgraph's per-layer masks matches the whole graph's outputs") {
+    const Graph mask = maskgat::masks::from_graph(test::random_graph(300, 2, 17));
+    const RowMatrix<double> x = test::random_matrix<double>(300, 5, 18);
+    const std::vector<NodeId> outputs{4, 40, 41, 250};
+    std::vector<std::int32_t> labels(300);
+    for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 3);
+    for (const auto kind :
+         {nn::AttentionKind::kGat, nn::AttentionKind::kGatv2, nn::AttentionKind::kDot}) {
+      for (const std::int64_t layers : {1, 2, 3}) {
+        INFO(nn::attention_kind_name(kind), " layers ", layers);
+        auto options = small_options(kind, layers);
+        options.dropout = 0.0;
+        options.attention_dropout = 0.0;
+        const auto field = maskgat::masks::receptive_subgraph(mask, outputs, layers);
+        REQUIRE(field.nodes.size() < 300);
+        RowMatrix<double> x_field(static_cast<std::int64_t>(field.nodes.size()), 5);
+        std::vector<std::int32_t> labels_field;
+        for (std::size_t k = 0; k < field.nodes.size(); ++k) {
+          x_field.row(static_cast<std::int64_t>(k)) = x.row(field.nodes[k]);
+          labels_field.push_back(labels[static_cast<std::size_t>(field.nodes[k])]);
+        }
+        std::vector<NodeId> outputs_field;
+        for (const NodeId node : outputs) {
+          const auto at = std::lower_bound(field.nodes.begin(), field.nodes.end(), node);
+          outputs_field.push_back(static_cast<NodeId>(at - field.nodes.begin()));
+        }
+        maskgat::Rng init(5);
+        nn::BasicModel<double> whole(options, init);
+        maskgat::Rng init_again(5);
+        nn::BasicModel<double> part(options, init_again);
+        maskgat::Rng rng(1);
+        RowMatrix<double> grad;
+        const RowMatrix<double> logits = whole.forward(mask, x, nn::Mode::kTrain, rng);
+        nn::nll_loss(logits, labels, outputs, &grad);
+        whole.backward(mask, x, grad);
+        RowMatrix<double> grad_field;
+        const RowMatrix<double> logits_field =
+            part.forward(field.masks, x_field, nn::Mode::kTrain, rng);
+        nn::nll_loss(logits_field, labels_field, outputs_field, &grad_field);
+        part.backward(field.masks, x_field, grad_field);
+        for (std::size_t k = 0; k < outputs.size(); ++k) {
+          CHECK((logits.row(outputs[k]) - logits_field.row(outputs_field[k])).norm() < 1e-12);
+        }
+        const auto a = whole.parameters().grads();
+        const auto b = part.parameters().grads();
+        REQUIRE(a.size() == b.size());
+        double largest = 0.0;
+        for (std::size_t k = 0; k < a.size(); ++k)
+          largest = std::max(largest, std::abs(a[k] - b[k]));
+        CHECK(largest < 1e-12);
+      }
+    }
+    maskgat::Rng rng(0);
+    nn::BasicModel<double> model(small_options(nn::AttentionKind::kGat, 2), rng);
+    const std::vector<Graph> one{mask};
+    CHECK_THROWS_WITH_AS(model.forward(one, x, nn::Mode::kEval, rng),
+                         "model.forward: 1 masks for a model of 2 layers",
+                         maskgat::InvalidArgument);
+    const std::vector<Graph> mixed{mask, maskgat::masks::from_graph(test::random_graph(20, 2, 1))};
+    CHECK_THROWS_WITH_AS(model.forward(mixed, x, nn::Mode::kEval, rng),
+                         "model.forward: mask 1 has 20 nodes, mask 0 has 300",
+                         maskgat::InvalidArgument);
   }
 
   TEST_CASE("Model rejects invalid options") {

@@ -1,9 +1,12 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/synthetic.hpp"
@@ -57,6 +60,14 @@ std::string saved_payload(const train::Trainer& trainer, const std::filesystem::
   REQUIRE(bytes[8] == 3);
   return bytes.substr(maskgat::test::kCheckpointHeader,
                       bytes.size() - maskgat::test::kCheckpointHeader - 8);
+}
+
+// The payload of a 3-epoch run's checkpoint, saved to `dir`, and the run's parameter values.
+std::pair<std::string, std::vector<float>> short_run_payload(const std::filesystem::path& dir) {
+  const maskgat::Dataset data = synthetic(12);
+  train::Trainer trainer(data, options_with(3));
+  trainer.fit();
+  return {saved_payload(trainer, dir), trainer.checkpoint().values};
 }
 
 }  // namespace
@@ -119,11 +130,8 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("a version 1 checkpoint, from before positional encodings, loads without one") {
-    const maskgat::Dataset data = synthetic(12);
-    train::Trainer trainer(data, options_with(3));
-    trainer.fit();
     const auto dir = maskgat::test::scratch_dir("checkpoint_version1");
-    std::string payload = saved_payload(trainer, dir);
+    auto [payload, values] = short_run_payload(dir);
     CHECK(payload.substr(kOptionsBytes, 9) == std::string(9, '\0'));  // none, width 0
     CHECK(payload[kOptionsBytes + 9] == 1);                           // receptive field
     payload.erase(kOptionsBytes, 10);
@@ -132,15 +140,12 @@ TEST_SUITE("unit") {
     CHECK(loaded.options.positional.kind == maskgat::transforms::EncodingKind::kNone);
     CHECK_FALSE(loaded.options.receptive_field);
     CHECK(loaded.options.model.in_features == 12);
-    CHECK(loaded.values == trainer.checkpoint().values);
+    CHECK(loaded.values == values);
   }
 
   TEST_CASE("a version 2 checkpoint trains on the whole graph; a bad receptive-field flag fails") {
-    const maskgat::Dataset data = synthetic(12);
-    train::Trainer trainer(data, options_with(3));
-    trainer.fit();
     const auto dir = maskgat::test::scratch_dir("checkpoint_version2");
-    std::string payload = saved_payload(trainer, dir);
+    auto [payload, values] = short_run_payload(dir);
     std::string flagged = payload;
     flagged[kOptionsBytes + 9] = 2;
     write_bytes(dir / "flag.ckpt", maskgat::test::frame_checkpoint(flagged, 3));
@@ -151,7 +156,7 @@ TEST_SUITE("unit") {
     write_bytes(dir / "v2.ckpt", maskgat::test::frame_checkpoint(payload, 2));
     const train::Checkpoint loaded = train::load_checkpoint(dir / "v2.ckpt");
     CHECK_FALSE(loaded.options.receptive_field);
-    CHECK(loaded.values == trainer.checkpoint().values);
+    CHECK(loaded.values == values);
   }
 
   TEST_CASE("a checkpoint's positional encoding is checked before anything is computed from it") {

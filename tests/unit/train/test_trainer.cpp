@@ -9,6 +9,7 @@
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/io/synthetic.hpp"
+#include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/trainer.hpp"
 #include "support/trainer_values.hpp"
 
@@ -17,15 +18,18 @@ using maskgat::test::parameter_values;
 
 namespace {
 
-maskgat::Dataset small_synthetic() {
+// 16 features and 4 classes on `nodes` nodes of average in-degree `degree`.
+maskgat::Dataset synthetic(std::int64_t nodes, double degree, std::uint64_t seed) {
   maskgat::SyntheticOptions options;
-  options.nodes = 600;
-  options.degree = 6.0;
+  options.nodes = nodes;
+  options.degree = degree;
   options.features = 16;
   options.classes = 4;
-  options.seed = 3;
+  options.seed = seed;
   return maskgat::make_synthetic(options, {});
 }
+
+maskgat::Dataset small_synthetic() { return synthetic(600, 6.0, 3); }
 
 train::TrainOptions quick_options() {
   train::TrainOptions options;
@@ -61,13 +65,7 @@ TEST_SUITE("unit") {
     // 20 training nodes per class among 3000 of in-degree 3: their 2-hop field is a fraction of
     // the graph. Without dropout a step's gradients are the same function of the parameters on
     // either graph, so both runs take the same path up to the order of floating-point sums.
-    maskgat::SyntheticOptions synthetic;
-    synthetic.nodes = 3000;
-    synthetic.degree = 3.0;
-    synthetic.features = 16;
-    synthetic.classes = 4;
-    synthetic.seed = 4;
-    const maskgat::Dataset data = maskgat::make_synthetic(synthetic, {});
+    const maskgat::Dataset data = synthetic(3000, 3.0, 4);
     const auto run = [&](bool field, double dropout, std::int64_t layers) {
       auto options = quick_options();
       options.epochs = 30;
@@ -95,6 +93,19 @@ TEST_SUITE("unit") {
     }
     // With dropout the field's draws are its own: a different sample of the same training.
     CHECK(run(true, 0.6, 2).second != run(false, 0.6, 2).second);
+    // A run on the field resumed from a checkpoint ends where an uninterrupted one does.
+    auto options = quick_options();
+    options.epochs = 30;
+    options.patience = 0;
+    train::Trainer uninterrupted(data, options);
+    uninterrupted.fit();
+    options.epochs = 12;
+    train::Trainer first(data, options);
+    first.fit();
+    train::Trainer resumed(data, first.checkpoint(), 30);
+    CHECK(resumed.step_mask().num_edges() < resumed.mask().num_edges());
+    resumed.fit();
+    CHECK(parameter_values(resumed) == parameter_values(uninterrupted));
   }
 
   TEST_CASE("Trainer early stopping follows the reference rule") {
