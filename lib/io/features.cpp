@@ -123,21 +123,26 @@ FeatureMatrix FeatureMatrix::select_rows(std::span<const NodeId> rows) const {
       selected.row(k) = m.row(rows[static_cast<std::size_t>(k)]);
     return FeatureMatrix(std::move(selected));
   }
+  // Filled as compressed CSR arrays: Eigen's reserve-and-insert path reads past its per-row
+  // counts when there are no rows (AddressSanitizer, Eigen 3.4).
   const auto& m = sparse();
   SparseFeatures selected(count, m.cols());
-  Eigen::VectorXi sizes(count);
-  for (Eigen::Index k = 0; k < count; ++k) {
-    sizes[k] = 0;
-    for (SparseFeatures::InnerIterator it(m, rows[static_cast<std::size_t>(k)]); it; ++it)
-      ++sizes[k];
+  std::int64_t entries = 0;
+  for (const NodeId row : rows) {
+    for (SparseFeatures::InnerIterator it(m, row); it; ++it) ++entries;
   }
-  selected.reserve(sizes);
+  selected.resizeNonZeros(entries);
+  auto* outer = selected.outerIndexPtr();
+  std::int64_t next = 0;
+  outer[0] = 0;
   for (Eigen::Index k = 0; k < count; ++k) {
     for (SparseFeatures::InnerIterator it(m, rows[static_cast<std::size_t>(k)]); it; ++it) {
-      selected.insert(k, it.col()) = it.value();
+      selected.innerIndexPtr()[next] = static_cast<int>(it.col());
+      selected.valuePtr()[next] = it.value();
+      ++next;
     }
+    outer[k + 1] = static_cast<int>(next);
   }
-  selected.makeCompressed();
   return FeatureMatrix(std::move(selected));
 }
 
