@@ -5,6 +5,7 @@
 // Per-edge arrays are E x H in destination-major order; a "row" pointer points at the first edge
 // of a destination row, so `row[k * H + h]` is head h of the row's k-th in-edge.
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -28,6 +29,12 @@
 namespace maskgat::detail {
 
 inline std::size_t to_index(std::int64_t value) { return static_cast<std::size_t>(value); }
+
+// Every element of a row-major matrix, in order.
+template <typename T>
+std::span<const T> elements(const RowMatrix<T>& matrix) {
+  return {matrix.data(), to_index(matrix.size())};
+}
 
 // Written as max + slope * min rather than a select: the same value for every z (a kept side gets
 // an exact +-0 added), but free of the branch a compiler makes of a product that only one side
@@ -316,9 +323,11 @@ void softmax_backward_row(S shape, const T* alpha, T* grad, std::int64_t degree)
 constexpr std::int64_t kPrefetchLines = 64;
 
 // Prefetches row `ids[k + d]` of the row-major `base` (rows of `width`), d edges ahead such that
-// about kPrefetchLines lines are in flight. Arrays start on a line, so a row whose size neither
-// divides a line nor is a whole number of lines (10 classes are 40 bytes) can straddle one more
-// line than its start's: its last element is asked for too.
+// about kPrefetchLines lines are in flight (kPrefetchLines over the row's lines rounded down to a
+// power of two). Arrays start on a line, so a row whose size neither divides a line nor is a
+// whole number of lines (10 classes are 40 bytes) can straddle one more line than its start's:
+// its last element is asked for too. Only shifts and masks: with the width known at run time
+// (single-head output layers), a division here was paid at every edge.
 //
 // Always inlined: GCC finds a function whose only effect is `__builtin_prefetch` pure, and drops
 // every call to it that it has not inlined by then (the prefetches of all but two kernels were
@@ -327,12 +336,17 @@ template <typename Id, typename T>
 [[gnu::always_inline]] inline void prefetch_ahead(const RowIds<Id>& ids, std::size_t k,
                                                   const T* base, std::int64_t width) {
   constexpr std::int64_t kLine = 64 / static_cast<std::int64_t>(sizeof(T));
-  const std::int64_t lines = std::max<std::int64_t>((width + kLine - 1) / kLine, 1);
-  const auto distance = static_cast<std::size_t>(std::max<std::int64_t>(kPrefetchLines / lines, 1));
+  const auto lines =
+      static_cast<std::uint64_t>(std::max<std::int64_t>((width + kLine - 1) / kLine, 1));
+  const auto distance = static_cast<std::size_t>(
+      std::max<std::uint64_t>(std::uint64_t{kPrefetchLines} >> (std::bit_width(lines) - 1), 1));
   if (!ids.has(k + distance)) return;
   const T* row = base + static_cast<std::int64_t>(ids.begin()[k + distance]) * width;
   for (std::int64_t c = 0; c < width; c += kLine) __builtin_prefetch(row + c);
-  if (width % kLine != 0 && kLine % width != 0) __builtin_prefetch(row + width - 1);
+  // A width below a line divides it exactly when it is a power of two (kLine is one).
+  if (width % kLine != 0 && !std::has_single_bit(static_cast<std::uint64_t>(width))) {
+    __builtin_prefetch(row + width - 1);
+  }
 }
 
 // target[h * C + c] += weights[h] * source[h * C + c] for every head h and channel c: one
@@ -353,18 +367,44 @@ void add_weighted_heads(S shape, const T* weights, const T* source, T* target) {
   }
 }
 
+// Elements of T in a 64-byte vector register.
+template <typename T>
+constexpr int kVectorLanes = 64 / static_cast<int>(sizeof(T));
+
 // out = sum over k of weights(k) (H per-head factors) times row ids[k] of the row-major `rows`
-// (H x C each). With H and C fixed at compile time the sum builds in a local array, which the
-// compiler keeps in registers instead of storing and reloading `out` at every edge.
+// (H x C each). With H and C fixed at compile time the sum builds in a
+// local array, which the compiler keeps in registers instead of storing and reloading `out` at
+// every edge. So does a single head of at most a vector's channels (an output layer's classes):
+// each row is read as a whole vector, whose lanes past the row's C hold the next rows' values;
+// they are summed but never stored, and every kept lane is the same sum in the same order. A row
+// too near the end of `rows` for a whole vector is copied into one first.
 template <typename T, typename S, typename Weights>
 [[gnu::always_inline]] inline void gather_row(S shape, const Neighbors& ids, Weights&& weights,
-                                              const T* rows, T* out) {
+                                              std::span<const T> all_rows, T* out) {
+  const T* rows = all_rows.data();
+  const T* rows_end = rows + all_rows.size();
   const std::int64_t width = shape.heads() * shape.channels();
   if constexpr (S::kHeadsFixed > 0 && S::kChannelsFixed > 0) {
     alignas(64) T sum[S::kHeadsFixed * S::kChannelsFixed] = {};
     for (std::size_t k = 0; k < ids.size(); ++k) {
       prefetch_ahead(ids, k, rows, width);
       add_weighted_heads(shape, weights(k), rows + ids[k] * width, sum);
+    }
+    for (std::int64_t c = 0; c < width; ++c) out[c] = sum[c];
+  } else if (S::kHeadsFixed == 1 && width <= kVectorLanes<T>) {
+    using Lanes = Eigen::Array<T, kVectorLanes<T>, 1>;
+    Lanes sum = Lanes::Zero();
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      prefetch_ahead(ids, k, rows, width);
+      const T* source = rows + ids[k] * width;
+      const T weight = *weights(k);
+      if (rows_end - source >= kVectorLanes<T>) {
+        sum += weight * Eigen::Map<const Lanes>(source);
+      } else {
+        Lanes tail = Lanes::Zero();
+        for (std::int64_t c = 0; c < width; ++c) tail[c] = source[c];
+        sum += weight * tail;
+      }
     }
     for (std::int64_t c = 0; c < width; ++c) out[c] = sum[c];
   } else {
@@ -389,13 +429,18 @@ void aggregate_rows(S shape, const Graph& mask, const RowRange& range, const T* 
   dropout.fill(range.first, range.last - range.first, weights);
   const T* range_alpha = alpha + range.first * heads;
   for (std::int64_t k = 0; k < count; ++k) weights[k] *= range_alpha[k];
-  for_each_row(mask, range, [&](NodeId i, const Neighbors& sources, EdgeId first) {
+  const std::span<const T> all_values(values, to_index(mask.num_nodes() * width));
+  // Inlined: GCC outlined this row body once the single-head path made it larger, and a call per
+  // row costs more than a row's few gathers.
+  const auto row = [&](NodeId i, const Neighbors& sources, EdgeId first)
+      __attribute__((always_inline)) {
     const T* row_weights = weights + (first - range.first) * heads;
     gather_row(
         shape, sources,
-        [&](std::size_t k) { return row_weights + static_cast<std::int64_t>(k) * heads; }, values,
-        out + i * width);
-  });
+        [&](std::size_t k) { return row_weights + static_cast<std::int64_t>(k) * heads; },
+        all_values, out + i * width);
+  };
+  for_each_row(mask, range, row);
 }
 
 // grad_alpha_k = d * <grad_out_i, v_{j_k}>, per head, for the rows of `range`; also writes the
@@ -434,7 +479,8 @@ void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T*
 // from the `kept` bytes (E x H) that `grad_alpha_rows` wrote and the mask's `scale`.
 template <typename T, typename S>
 void grad_values_row(S shape, const Neighbors& targets, const EdgeIds& edges, const T* alpha,
-                     const std::uint8_t* kept, T scale, const T* grad_out, T* grad_value) {
+                     const std::uint8_t* kept, T scale, std::span<const T> grad_out,
+                     T* grad_value) {
   const std::int64_t heads = shape.heads();
   PerHead<T, S> weights(shape);
   gather_row(

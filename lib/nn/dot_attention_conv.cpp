@@ -49,7 +49,8 @@ void BasicDotAttentionConv<T>::forward(const Graph& graph, InputRef<T> x, Mode m
   cache.dropout = detail::dropout_for(mode, options_.dropout, rng);
   const auto score = dot_score<T>(cache, options_);
   ops::attention(graph, score, cache.value, cache.dropout, cache.alpha,
-                 detail::heads_target(options_.concat, out, cache.heads_out), options_.schedule);
+                 detail::heads_target(options_.concat, options_.heads, out, cache.heads_out),
+                 options_.schedule);
   detail::finish_output(*store_, options_.concat, options_.heads, cache.heads_out, skip_,
                         std::optional<Parameter>{}, x, cache.projected, out);
 }

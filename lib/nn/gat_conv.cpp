@@ -108,7 +108,8 @@ void BasicGatConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng&
   cache.dropout = detail::dropout_for(mode, options_.dropout, rng);
   const ops::AdditiveScore<T> score{cache.src, cache.dst, static_cast<T>(options_.negative_slope)};
   ops::attention(mask, score, cache.h, cache.dropout, cache.alpha,
-                 detail::heads_target(options_.concat, out, cache.heads_out), options_.schedule);
+                 detail::heads_target(options_.concat, options_.heads, out, cache.heads_out),
+                 options_.schedule);
   detail::finish_output(*store_, options_.concat, options_.heads, cache.heads_out, residual_, bias_,
                         x, cache.projected, out);
 }

@@ -47,7 +47,8 @@ void BasicGatV2Conv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rn
   const ops::Gatv2Score<T> score{cache.src, dst_ ? cache.dst : cache.src, att,
                                  static_cast<T>(options_.negative_slope)};
   ops::attention(mask, score, cache.src, cache.dropout, cache.alpha,
-                 detail::heads_target(options_.concat, out, cache.heads_out), options_.schedule);
+                 detail::heads_target(options_.concat, options_.heads, out, cache.heads_out),
+                 options_.schedule);
   detail::finish_output(*store_, options_.concat, options_.heads, cache.heads_out, residual_, bias_,
                         x, cache.projected, out);
 }

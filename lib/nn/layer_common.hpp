@@ -143,11 +143,16 @@ inline DropoutKey dropout_for(Mode mode, double probability, Rng& rng) {
   return {probability, rng.next_u64(), 0};
 }
 
-// Where the attention output goes: straight into `out` when heads are concatenated, else into
-// `heads_out`, averaged by `finish_heads`.
+// Whether the attention output is the layer's own: heads concatenated, or a single head, whose
+// mean is itself (x / 1 == x exactly, so skipping the copy changes no value).
+inline bool heads_are_output(bool concat, std::int64_t heads) { return concat || heads == 1; }
+
+// Where the attention output goes: straight into `out` when it is the layer's own, else into
+// `heads_out`, averaged by `finish_output`.
 template <typename T>
-RowMatrix<T>& heads_target(bool concat, RowMatrix<T>& out, RowMatrix<T>& heads_out) {
-  return concat ? out : heads_out;
+RowMatrix<T>& heads_target(bool concat, std::int64_t heads, RowMatrix<T>& out,
+                           RowMatrix<T>& heads_out) {
+  return heads_are_output(concat, heads) ? out : heads_out;
 }
 
 // out = the mean over heads of `heads_out` (N x H*C -> N x C).
@@ -181,7 +186,7 @@ void mean_heads_backward(const RowMatrix<T>& grad_out, std::int64_t heads,
 template <typename T>
 const RowMatrix<T>& heads_gradient(bool concat, std::int64_t heads, const RowMatrix<T>& grad_out,
                                    RowMatrix<T>& grad_heads) {
-  if (concat) return grad_out;
+  if (heads_are_output(concat, heads)) return grad_out;
   mean_heads_backward(grad_out, heads, grad_heads);
   return grad_heads;
 }
@@ -194,7 +199,7 @@ void finish_output(const ParameterStore<T>& store, bool concat, std::int64_t hea
                    const RowMatrix<T>& heads_out, const std::optional<Projection>& projection,
                    const std::optional<Parameter>& bias, InputRef<T> x, RowMatrix<T>& projected,
                    RowMatrix<T>& out) {
-  if (!concat) mean_heads(heads_out, heads, out);
+  if (!heads_are_output(concat, heads)) mean_heads(heads_out, heads, out);
   if (projection) project_add(store, *projection, x, projected, out);
   if (bias) add_bias(store, *bias, out);
 }

@@ -9,17 +9,25 @@
 
 namespace maskgat::nn {
 
+// A block's exponentials and logarithms run over whole arrays, through Eigen's vectorised exp and
+// log: a row of a few classes is shorter than a vector, so row by row they would be libm's scalar
+// calls. The block's shifted logits are exponentiated in place in `out`, and `out` then receives
+// logits - max - log(sum) as before.
 template <typename T>
 void log_softmax(const RowMatrix<T>& logits, RowMatrix<T>& out) {
   detail::resize_buffer(out, logits.rows(), logits.cols());
-  detail::for_each_block(logits.rows(), detail::kRowBlock,
-                         [&](std::int64_t begin, std::int64_t end) {
-                           for (std::int64_t i = begin; i < end; ++i) {
-                             const T max = logits.row(i).maxCoeff();
-                             const T log_sum = std::log((logits.row(i).array() - max).exp().sum());
-                             out.row(i) = logits.row(i).array() - max - log_sum;
-                           }
-                         });
+  detail::for_each_block(
+      logits.rows(), detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+        const std::int64_t rows = end - begin;
+        const auto in = logits.middleRows(begin, rows).array();
+        auto block = out.middleRows(begin, rows).array();
+        Eigen::Array<T, Eigen::Dynamic, 1, 0, detail::kRowBlock, 1> max = in.rowwise().maxCoeff();
+        block = in.colwise() - max;
+        block = block.exp();
+        Eigen::Array<T, Eigen::Dynamic, 1, 0, detail::kRowBlock, 1> log_sum =
+            block.rowwise().sum().log();
+        block = (in.colwise() - max).colwise() - log_sum;
+      });
 }
 
 template <typename T>

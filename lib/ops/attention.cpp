@@ -70,7 +70,7 @@ void attention_backward(const Graph& mask, const Score& score,
   detail::for_each_source(
       mask, schedule, heads, channels, [&](auto shape, NodeId j, auto targets, auto edge_ids) {
         detail::grad_values_row(shape, targets, edge_ids, alpha.data(), kept, factor.scale(),
-                                grad_out.data(), grad_values.data() + j * values.cols());
+                                detail::elements(grad_out), grad_values.data() + j * values.cols());
         rows.src_row(shape, grad_score, j, targets, edge_ids, buffer);
       });
   rows.finish(grad_score);

@@ -57,7 +57,7 @@ void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix
   detail::for_each_source(
       mask, schedule, heads, channels, [&](auto shape, NodeId j, auto targets, auto edges) {
         detail::grad_values_row(shape, targets, edges, alpha.data(), kept.data(), factor.scale(),
-                                grad_out.data(), grad_values.data() + j * values.cols());
+                                detail::elements(grad_out), grad_values.data() + j * values.cols());
       });
 }
 

@@ -52,7 +52,7 @@ class MASKGAT_EXPORT BasicDotAttentionConv {
     RowMatrix<T> query, key, value;  ///< N x H*C each
     /// @}
     RowMatrix<T> alpha;      ///< E x H, before dropout
-    RowMatrix<T> heads_out;  ///< per-head output before averaging (mean only)
+    RowMatrix<T> heads_out;  ///< per-head output before averaging (a mean over several heads only)
     RowMatrix<T> projected;  ///< the residual or root projection, forward scratch
     /// Backward scratch, kept so repeated steps reuse their memory.
     /// @{

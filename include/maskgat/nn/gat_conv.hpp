@@ -60,7 +60,7 @@ class MASKGAT_EXPORT BasicGatConv {
     RowMatrix<T> src, dst;  ///< <a_src, h_j> and <a_dst, h_i>, N x H
     /// @}
     RowMatrix<T> alpha;      ///< E x H, before dropout
-    RowMatrix<T> heads_out;  ///< per-head output before averaging (mean only)
+    RowMatrix<T> heads_out;  ///< per-head output before averaging (a mean over several heads only)
     RowMatrix<T> projected;  ///< the residual or root projection, forward scratch
     /// Backward scratch, kept so repeated steps reuse their memory.
     /// @{

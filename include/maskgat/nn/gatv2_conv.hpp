@@ -55,7 +55,7 @@ class MASKGAT_EXPORT BasicGatV2Conv {
     RowMatrix<T> src, dst;  ///< x W_s + b_s (also the values) and x W_d + b_d, N x H*C
     /// @}
     RowMatrix<T> alpha;      ///< E x H, before dropout
-    RowMatrix<T> heads_out;  ///< per-head output before averaging (mean only)
+    RowMatrix<T> heads_out;  ///< per-head output before averaging (a mean over several heads only)
     RowMatrix<T> projected;  ///< the residual or root projection, forward scratch
     /// Backward scratch, kept so repeated steps reuse their memory.
     /// @{

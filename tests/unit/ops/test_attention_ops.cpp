@@ -78,9 +78,52 @@ void check_fused_equals_unfused(const Graph& mask, const Score& score,
   CHECK(fused == unfused);
 }
 
+// spmm and its backward with one head of `channels` equal, bit for bit, each of two identical
+// heads: a single head of at most a vector's channels is gathered a whole vector at a time (lanes
+// past the row's end read the next rows, or a copy near the array's end), two heads take the
+// plain per-channel loops.
+template <typename T>
+void check_single_head_gathers(std::int64_t channels) {
+  CAPTURE(channels);
+  const Graph mask = test::random_graph(40, 7, 11, true);
+  const std::int64_t n = mask.num_nodes();
+  const RowMatrix<T> values = test::random_matrix<T>(n, channels, 12);
+  const RowMatrix<T> alpha = test::random_matrix<T>(mask.num_edges(), 1, 13);
+  const RowMatrix<T> grad_out = test::random_matrix<T>(n, channels, 14);
+  RowMatrix<T> twice_values(n, 2 * channels);
+  twice_values << values, values;
+  RowMatrix<T> twice_alpha(mask.num_edges(), 2);
+  twice_alpha << alpha, alpha;
+  RowMatrix<T> twice_grad_out(n, 2 * channels);
+  twice_grad_out << grad_out, grad_out;
+
+  RowMatrix<T> out;
+  RowMatrix<T> twice_out;
+  ops::spmm(mask, alpha, values, {}, out);
+  ops::spmm(mask, twice_alpha, twice_values, {}, twice_out);
+  RowMatrix<T> grad_alpha;
+  RowMatrix<T> grad_values;
+  RowMatrix<T> twice_grad_alpha;
+  RowMatrix<T> twice_grad_values;
+  ops::spmm_backward(mask, alpha, values, {}, grad_out, grad_alpha, grad_values);
+  ops::spmm_backward(mask, twice_alpha, twice_values, {}, twice_grad_out, twice_grad_alpha,
+                     twice_grad_values);
+  for (std::int64_t h = 0; h < 2; ++h) {
+    CHECK(out == twice_out.middleCols(h * channels, channels));
+    CHECK(grad_values == twice_grad_values.middleCols(h * channels, channels));
+  }
+}
+
 }  // namespace
 
 TEST_SUITE("unit") {
+  TEST_CASE("single-head gathers in vector registers equal the per-channel loops exactly") {
+    for (const std::int64_t channels : {1, 3, 7, 8, 15, 16, 17}) {
+      check_single_head_gathers<float>(channels);
+      check_single_head_gathers<double>(channels);
+    }
+  }
+
   TEST_CASE("fused attention equals the unfused ops exactly - forward and backward") {
     const Graph mask = test::random_graph(30, 6, 1, true);
     const std::int64_t n = mask.num_nodes();
