@@ -9,8 +9,9 @@
 // Datasets: cora, citeseer, pubmed-shaped (PubMed's graph and labels with random sparse 500-wide
 // features at PubMed's density, since its features are not in the local mirror) and
 // synthetic:N (the foundation's generator: N nodes, average degree 10, 128 features, 10 classes).
-// The pseudo-dataset `limits` measures the machine instead: a STREAM-like copy (GB/s) and an
-// Eigen GEMM (GFLOP/s) on the given threads, the ceilings the other figures are compared with.
+// The pseudo-dataset `limits` measures the machine instead: a STREAM-like copy (GB/s), an Eigen
+// GEMM (GFLOP/s) and random gathers of 64-float rows from 256 MB (rows/s) on the given threads,
+// the ceilings the other figures are compared with.
 //
 // Training epochs are timed twice: as the trainer runs them by default, on the training nodes'
 // receptive field (`ms_per_epoch`), and over the whole graph, as the peer does
@@ -20,6 +21,7 @@
 // attention, and the bytes of the feature reads and per-edge gathers), so a run can be set against
 // the `limits`.
 
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
@@ -28,6 +30,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iomanip>
 #include <iostream>
@@ -127,9 +130,63 @@ double median_ms(std::int64_t passes, Fn&& fn, std::int64_t warmup = 1) {
   return median(ms);
 }
 
+// Rows of 64 floats (the hidden layer's 8 heads x 8 channels) gathered per second in random
+// order from 10^6 of them (256 MB, a 10^6-node graph's values), 11 rows summed per destination
+// (the synthetic graphs' in-degree with the self-loop) and the sum stored, as the aggregation
+// does, with the same prefetch (16 rows ahead): the ceiling of any kernel that reads a row per
+// edge of a graph that large. The table sits on transparent huge pages, as the library's large
+// buffers do, so the figure is the memory system's, not the TLB's.
+double gather_rows_per_s(std::int64_t passes) {
+  constexpr std::int64_t kRows = 1000000;
+  constexpr std::int64_t kWidth = 64;
+  constexpr std::int64_t kPerDestination = 11;
+  constexpr std::int64_t kAhead = 16;
+  constexpr std::int64_t kGrain = 8192 / kPerDestination;
+  using Row = Eigen::Array<float, kWidth, 1>;
+  constexpr std::size_t kBytes = std::size_t{kRows * kWidth} * sizeof(float);
+  constexpr std::size_t kHugePage = std::size_t{2} << 20;
+  const std::unique_ptr<float, decltype(&std::free)> table(
+      static_cast<float*>(std::aligned_alloc(kHugePage, kBytes)), &std::free);
+  if (!table) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  madvise(table.get(), kBytes, MADV_HUGEPAGE);
+#endif
+  std::fill(table.get(), table.get() + kRows * kWidth, 1.0F);
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(kRows * kPerDestination));
+  std::uint64_t state = 0x9E3779B97F4A7C15ULL;
+  for (auto& id : ids) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    id = static_cast<std::int32_t>(state % kRows);
+  }
+  maskgat::RowMatrix<float> out(kRows, kWidth);
+  const auto total = static_cast<std::int64_t>(ids.size());
+  const double ms = median_ms(passes, [&] {
+    tbb::parallel_for(
+        tbb::blocked_range<std::int64_t>(0, kRows, kGrain),
+        [&](const tbb::blocked_range<std::int64_t>& range) {
+          for (std::int64_t i = range.begin(); i < range.end(); ++i) {
+            Row sum = Row::Zero();
+            for (std::int64_t k = i * kPerDestination; k < (i + 1) * kPerDestination; ++k) {
+              if (k + kAhead < total) {
+                const float* next = table.get() + std::int64_t{ids[k + kAhead]} * kWidth;
+                for (std::int64_t c = 0; c < kWidth; c += 16) __builtin_prefetch(next + c);
+              }
+              sum += Eigen::Map<const Row, Eigen::Aligned64>(table.get() +
+                                                             std::int64_t{ids[k]} * kWidth);
+            }
+            Eigen::Map<Row>(out.row(i).data()) = sum;
+          }
+        },
+        tbb::simple_partitioner());
+  });
+  return static_cast<double>(total) / ms * 1e3;
+}
+
 // The machine's ceilings on this many threads: copy bandwidth (bytes read + written per second,
-// as STREAM counts them) over 2 x 256 MB, and the GEMM rate of Eigen on 2048 x 2048 blocks split
-// over the threads by rows.
+// as STREAM counts them) over 2 x 256 MB, the GEMM rate of Eigen on 2048 x 2048 blocks split over
+// the threads by rows, and the random row gathers above.
 int measure_limits(std::int64_t threads, std::int64_t passes) {
   const tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
                                   static_cast<std::size_t>(threads));
@@ -156,7 +213,8 @@ int measure_limits(std::int64_t threads, std::int64_t passes) {
       {"bench", "limits"},
       {"threads", threads},
       {"copy_gb_per_s", 2.0 * static_cast<double>(kCopy * sizeof(float)) / copy_ms / 1e6},
-      {"gemm_gflop_per_s", 2.0 * std::pow(static_cast<double>(kSize), 3) / gemm_ms / 1e6}};
+      {"gemm_gflop_per_s", 2.0 * std::pow(static_cast<double>(kSize), 3) / gemm_ms / 1e6},
+      {"gather_rows_per_s", gather_rows_per_s(std::max<std::int64_t>(passes / 4, 3))}};
   std::cout << line.dump() << std::endl;
   return 0;
 }
@@ -479,7 +537,9 @@ int main(int argc, char** argv) {
         }
         if (limits) {
           std::cerr << "copy " << std::setprecision(1) << line["copy_gb_per_s"].get<double>()
-                    << " GB/s, GEMM " << line["gemm_gflop_per_s"].get<double>() << " GFLOP/s\n";
+                    << " GB/s, GEMM " << line["gemm_gflop_per_s"].get<double>()
+                    << " GFLOP/s, gathers " << line["gather_rows_per_s"].get<double>() / 1e6
+                    << " M rows/s\n";
           continue;
         }
         std::cerr << std::setw(14) << std::setprecision(2) << line["ms_per_epoch"].get<double>()

@@ -146,7 +146,8 @@ def main():
               f"{fmt(line['attention_edges_per_s'] / 1e6)} |")
     for threads, line in sorted(limits.items()):
         print(f"\nLimits on {threads} thread(s): copy {line['copy_gb_per_s']:.1f} GB/s, "
-              f"GEMM {line['gemm_gflop_per_s']:.1f} GFLOP/s.", end="")
+              f"GEMM {line['gemm_gflop_per_s']:.1f} GFLOP/s, random 64-float row gathers "
+              f"{line['gather_rows_per_s'] / 1e6:.1f} M/s.", end="")
     print()
     return 0
 
