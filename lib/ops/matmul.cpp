@@ -38,15 +38,25 @@ using Index = RowSparse<float>::StorageIndex;
 // (id, value) that `entries(add)` passes to `add(ids, values, count)` in runs, in that order. The
 // columns are formed in register blocks, each in one pass over the entries; accumulating starts
 // each sum from the target, so `+=` adds the entries in the same order as one running sum.
+// The weight rows of the entries kAhead further on in a run are prefetched: they are read in the
+// features' random order, and between two products of a layer the rest of the pass pushes them
+// out of the core's caches (the forward product of Cora's features took a sixth fewer profile
+// samples with them).
 template <typename T, typename Entries>
 void sum_weighted_rows(const Eigen::Ref<const RowMatrix<T>>& weight, Entries&& entries, T* target,
                        bool accumulate) {
   const std::int64_t width = weight.cols();
+  constexpr std::int64_t kAhead = 8;
+  constexpr std::int64_t kLine = 64 / static_cast<std::int64_t>(sizeof(T));
   const auto pass = [&](auto sum, std::int64_t first) {
     using Sum = decltype(sum);
     if (accumulate) sum = Eigen::Map<const Sum>(target + first, sum.size());
     entries([&](const Index* ids, const T* values, std::int64_t count) {
       for (std::int64_t k = 0; k < count; ++k) {
+        if (k + kAhead < count) {
+          const T* next = weight.row(ids[k + kAhead]).data() + first;
+          for (std::int64_t c = 0; c < sum.size(); c += kLine) __builtin_prefetch(next + c);
+        }
         const T* w = weight.row(ids[k]).data() + first;
         sum += values[k] * Eigen::Map<const Sum>(w, sum.size());
       }
