@@ -40,6 +40,48 @@ Graph build_rows(std::int64_t num_nodes, std::int64_t reserve, RowFn&& row) {
   return Graph(num_nodes, std::move(offsets), std::move(sources));
 }
 
+// The nodes within `layers` in-edges of `seeds`, in breadth-first order: the ones within d hops
+// are the first `level_ends[d]` (d = 0 .. layers). `where` names the caller in errors.
+struct Levels {
+  std::vector<NodeId> nodes;
+  std::vector<std::size_t> level_ends;
+};
+
+Levels levels(const char* where, const Graph& mask, std::span<const NodeId> seeds,
+              std::int64_t layers) {
+  if (layers < 0) {
+    throw InvalidArgument(std::string(where) + ": layers " + std::to_string(layers) +
+                          " is negative");
+  }
+  std::vector<bool> reached(static_cast<std::size_t>(mask.num_nodes()), false);
+  Levels result;
+  for (const NodeId node : seeds) {
+    if (node < 0 || node >= mask.num_nodes()) {
+      throw InvalidArgument(std::string(where) + ": node " + std::to_string(node) +
+                            " is outside [0, " + std::to_string(mask.num_nodes()) + ")");
+    }
+    if (reached[static_cast<std::size_t>(node)]) continue;
+    reached[static_cast<std::size_t>(node)] = true;
+    result.nodes.push_back(node);
+  }
+  result.level_ends.push_back(result.nodes.size());
+  std::size_t frontier_begin = 0;
+  for (std::int64_t layer = 0; layer < layers; ++layer) {
+    const std::size_t frontier_end = result.nodes.size();
+    for (std::size_t k = frontier_begin; k < frontier_end; ++k) {
+      for (const NodeId source : mask.in_neighbors(result.nodes[k])) {
+        if (!reached[static_cast<std::size_t>(source)]) {
+          reached[static_cast<std::size_t>(source)] = true;
+          result.nodes.push_back(source);
+        }
+      }
+    }
+    result.level_ends.push_back(result.nodes.size());
+    frontier_begin = frontier_end;
+  }
+  return result;
+}
+
 }  // namespace
 
 Graph from_graph(const Graph& graph, bool self_loops) {
@@ -115,52 +157,6 @@ Graph full(std::int64_t length) {
   check_node_count("masks::full", length);
   return window(length, length);
 }
-
-namespace {
-
-// The nodes within `layers` in-edges of `seeds`, in breadth-first order: the ones within d hops
-// are the first `level_ends[d]` (d = 0 .. layers). `where` names the caller in errors.
-struct Levels {
-  std::vector<NodeId> nodes;
-  std::vector<std::size_t> level_ends;
-};
-
-Levels levels(const char* where, const Graph& mask, std::span<const NodeId> seeds,
-              std::int64_t layers) {
-  if (layers < 0) {
-    throw InvalidArgument(std::string(where) + ": layers " + std::to_string(layers) +
-                          " is negative");
-  }
-  std::vector<bool> reached(static_cast<std::size_t>(mask.num_nodes()), false);
-  Levels result;
-  for (const NodeId node : seeds) {
-    if (node < 0 || node >= mask.num_nodes()) {
-      throw InvalidArgument(std::string(where) + ": node " + std::to_string(node) +
-                            " is outside [0, " + std::to_string(mask.num_nodes()) + ")");
-    }
-    if (reached[static_cast<std::size_t>(node)]) continue;
-    reached[static_cast<std::size_t>(node)] = true;
-    result.nodes.push_back(node);
-  }
-  result.level_ends.push_back(result.nodes.size());
-  std::size_t frontier_begin = 0;
-  for (std::int64_t layer = 0; layer < layers; ++layer) {
-    const std::size_t frontier_end = result.nodes.size();
-    for (std::size_t k = frontier_begin; k < frontier_end; ++k) {
-      for (const NodeId source : mask.in_neighbors(result.nodes[k])) {
-        if (!reached[static_cast<std::size_t>(source)]) {
-          reached[static_cast<std::size_t>(source)] = true;
-          result.nodes.push_back(source);
-        }
-      }
-    }
-    result.level_ends.push_back(result.nodes.size());
-    frontier_begin = frontier_end;
-  }
-  return result;
-}
-
-}  // namespace
 
 std::vector<NodeId> receptive_field(const Graph& mask, NodeId node, std::int64_t layers) {
   std::vector<NodeId> field =

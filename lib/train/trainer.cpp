@@ -142,21 +142,40 @@ struct Trainer::Impl {
     return mode == nn::Mode::kTrain && flips_signs(options) ? train_input : input;
   }
 
-  // The training step's graph, input, labels, training nodes and model: the field's, or the
-  // whole graph's.
-  const Graph& step_mask() const { return field ? field->subgraph.masks.front() : mask; }
-  InputRef<float> step_input() const {
-    return field ? field->input.view() : features(nn::Mode::kTrain).view();
+  // What a training step runs on: the receptive field's masks (one per layer), input, labels,
+  // training nodes and model, or the whole graph's (one mask for every layer).
+  struct Step {
+    const Graph& mask;                   // the first layer's
+    std::span<const Graph> layer_masks;  // empty: `mask` for every layer
+    InputRef<float> input;
+    std::span<const std::int32_t> labels;
+    std::span<const NodeId> train_nodes;
+    nn::Model& model;
+
+    const RowMatrix<float>& forward(Rng& rng) const {
+      if (layer_masks.empty()) return model.forward(mask, input, nn::Mode::kTrain, rng);
+      return model.forward(layer_masks, input, nn::Mode::kTrain, rng);
+    }
+    void backward(const RowMatrix<float>& grad_logits) const {
+      if (layer_masks.empty()) {
+        model.backward(mask, input, grad_logits);
+      } else {
+        model.backward(layer_masks, input, grad_logits);
+      }
+    }
+  };
+
+  Step step() {
+    if (field) {
+      return {field->subgraph.masks.front(),
+              field->subgraph.masks,
+              field->input.view(),
+              field->labels,
+              field->train_nodes,
+              field->model};
+    }
+    return {mask, {}, features(nn::Mode::kTrain).view(), dataset->labels, train_nodes, model};
   }
-  std::span<const std::int32_t> step_labels() const {
-    return field ? std::span<const std::int32_t>(field->labels)
-                 : std::span<const std::int32_t>(dataset->labels);
-  }
-  std::span<const NodeId> step_train_nodes() const {
-    return field ? std::span<const NodeId>(field->train_nodes)
-                 : std::span<const NodeId>(train_nodes);
-  }
-  nn::Model& step_model() { return field ? field->model : model; }
 
   // Gives the training input's encoding columns the signs of `epoch`'s step, drawn from the seed
   // and the epoch (so a resumed run draws the same ones), by scaling each column by the ratio of
@@ -216,32 +235,23 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
     const auto start = std::chrono::steady_clock::now();
     EpochStats stats;
     stats.epoch = epoch;
-    nn::Model& step_model = s.step_model();
-    auto& step_parameters = step_model.parameters();
-    if (&step_model != &s.model) {
+    s.flip_for_step(epoch);
+    const Impl::Step step = s.step();
+    auto& step_parameters = step.model.parameters();
+    if (&step.model != &s.model) {
       std::copy(values.begin(), values.end(), step_parameters.values().begin());
     }
     step_parameters.zero_grad();
-    s.flip_for_step(epoch);
-    const auto step_labels = s.step_labels();
-    const auto step_train_nodes = s.step_train_nodes();
-    const RowMatrix<float>& logits =
-        s.field
-            ? step_model.forward(s.field->subgraph.masks, s.step_input(), nn::Mode::kTrain, s.rng)
-            : step_model.forward(s.mask, s.step_input(), nn::Mode::kTrain, s.rng);
-    stats.train_loss = nn::nll_loss(logits, step_labels, step_train_nodes, &s.grad_logits);
+    const RowMatrix<float>& logits = step.forward(s.rng);
+    stats.train_loss = nn::nll_loss(logits, step.labels, step.train_nodes, &s.grad_logits);
     if (!std::isfinite(stats.train_loss)) {
       throw Error("train: the training loss is " + std::to_string(stats.train_loss) + " at epoch " +
                   std::to_string(epoch) + "; lower the learning rate or check the features");
     }
-    stats.train_accuracy = ConfusionMatrix(s.dataset->num_classes(), step_labels,
-                                           predict_classes(logits), step_train_nodes)
+    stats.train_accuracy = ConfusionMatrix(s.dataset->num_classes(), step.labels,
+                                           predict_classes(logits), step.train_nodes)
                                .accuracy();
-    if (s.field) {
-      step_model.backward(s.field->subgraph.masks, s.step_input(), s.grad_logits);
-    } else {
-      step_model.backward(s.mask, s.step_input(), s.grad_logits);
-    }
+    step.backward(s.grad_logits);
     const auto grads = step_parameters.grads();
     if (!std::all_of(grads.begin(), grads.end(), [](float g) { return std::isfinite(g); })) {
       throw Error("train: a gradient is not finite at epoch " + std::to_string(epoch) +
@@ -377,6 +387,8 @@ std::vector<nn::AttentionWeights<float>> Trainer::attention() {
 nn::Model& Trainer::model() noexcept { return impl_->model; }
 const TrainOptions& Trainer::options() const noexcept { return impl_->options; }
 const Graph& Trainer::mask() const noexcept { return impl_->mask; }
-const Graph& Trainer::step_mask() const noexcept { return impl_->step_mask(); }
+const Graph& Trainer::step_mask() const noexcept {
+  return impl_->field ? impl_->field->subgraph.masks.front() : impl_->mask;
+}
 
 }  // namespace maskgat::train
