@@ -20,13 +20,36 @@ void head_scores(const RowMatrix<T>& h, const Eigen::Ref<const RowMatrix<T>>& at
   maskgat::detail::for_each_block(
       h.rows(), maskgat::detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
         maskgat::detail::with_shape(heads, channels, [&](auto shape) {
+          using S = decltype(shape);
           const std::int64_t width = shape.heads() * shape.channels();
-          for (std::int64_t n = begin; n < end; ++n) {
-            for (std::int64_t k = 0; k < shape.heads(); ++k) {
-              const std::int64_t first = k * shape.channels();
-              const T* head = h.data() + n * width + first;
-              src(n, k) = maskgat::detail::dot(head, att_src.data() + first, shape.channels());
-              dst(n, k) = maskgat::detail::dot(head, att_dst.data() + first, shape.channels());
+          if constexpr (S::kHeadsFixed > 0 && S::kChannelsFixed > 0) {
+            // A row's heads x channels copied column-major: column c holds channel c of every
+            // head, so each step adds one channel to all heads' sums with one vector
+            // multiply-add, in the same order per head as the dot product below.
+            using Block = Eigen::Matrix<T, S::kHeadsFixed, S::kChannelsFixed>;
+            using RowBlock = Eigen::Matrix<T, S::kHeadsFixed, S::kChannelsFixed, Eigen::RowMajor>;
+            using Sums = Eigen::Array<T, S::kHeadsFixed, 1>;
+            const Block att_src_block = Eigen::Map<const RowBlock>(att_src.data());
+            const Block att_dst_block = Eigen::Map<const RowBlock>(att_dst.data());
+            for (std::int64_t n = begin; n < end; ++n) {
+              const Block row = Eigen::Map<const RowBlock>(h.data() + n * width);
+              Sums src_sum = Sums::Zero();
+              Sums dst_sum = Sums::Zero();
+              for (int c = 0; c < S::kChannelsFixed; ++c) {
+                src_sum += row.col(c).array() * att_src_block.col(c).array();
+                dst_sum += row.col(c).array() * att_dst_block.col(c).array();
+              }
+              Eigen::Map<Sums>(src.row(n).data()) = src_sum;
+              Eigen::Map<Sums>(dst.row(n).data()) = dst_sum;
+            }
+          } else {
+            for (std::int64_t n = begin; n < end; ++n) {
+              for (std::int64_t k = 0; k < shape.heads(); ++k) {
+                const std::int64_t first = k * shape.channels();
+                const T* head = h.data() + n * width + first;
+                src(n, k) = maskgat::detail::dot(head, att_src.data() + first, shape.channels());
+                dst(n, k) = maskgat::detail::dot(head, att_dst.data() + first, shape.channels());
+              }
             }
           }
         });
