@@ -372,12 +372,12 @@ template <typename T>
 constexpr int kVectorLanes = 64 / static_cast<int>(sizeof(T));
 
 // out = sum over k of weights(k) (H per-head factors) times row ids[k] of the row-major `rows`
-// (H x C each). With H and C fixed at compile time the sum builds in a
-// local array, which the compiler keeps in registers instead of storing and reloading `out` at
-// every edge. So does a single head of at most a vector's channels (an output layer's classes):
-// each row is read as a whole vector, whose lanes past the row's C hold the next rows' values;
-// they are summed but never stored, and every kept lane is the same sum in the same order. A row
-// too near the end of `rows` for a whole vector is copied into one first.
+// (H x C each). With H and C fixed at compile time the sum builds in a local array, which the
+// compiler keeps in registers instead of storing and reloading `out` at every edge. So does a
+// single head of at most a vector's channels (an output layer's classes): each row is read as a
+// whole vector, whose lanes past the row's C hold the next rows' values; they are summed but never
+// stored, and every kept lane is the same sum in the same order. A row too near the end of `rows`
+// for a whole vector is copied into one first.
 template <typename T, typename S, typename Weights>
 [[gnu::always_inline]] inline void gather_row(S shape, const Neighbors& ids, Weights&& weights,
                                               std::span<const T> all_rows, T* out) {
