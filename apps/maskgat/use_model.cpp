@@ -178,39 +178,39 @@ int run_predict(PredictOptions& options) {
   const Applied applied = apply_model(options.model, options.data, run);
   const auto& class_names = applied.checkpoint.class_names;
   const auto& node_names = applied.dataset.node_names;
-  RowMatrix<float> log_probabilities;
-  nn::log_softmax(applied.logits, log_probabilities);
+  RowMatrix<float> probabilities;
+  nn::softmax(applied.logits, probabilities);
   const std::vector<std::int32_t> predicted = train::predict_classes(applied.logits);
   if (options.output) {
     std::ostringstream csv;
     csv << "node,predicted_class";
     for (const auto& name : class_names) csv << ",p_" << csv_field(name);
     csv << '\n' << std::setprecision(6);
-    for (std::int64_t i = 0; i < log_probabilities.rows(); ++i) {
+    for (std::int64_t i = 0; i < probabilities.rows(); ++i) {
       const auto node = static_cast<std::size_t>(i);
       csv << csv_field(node_names[node]) << ','
           << csv_field(class_names[static_cast<std::size_t>(predicted[node])]);
-      for (std::int64_t k = 0; k < log_probabilities.cols(); ++k) {
-        csv << ',' << std::exp(log_probabilities(i, k));
+      for (std::int64_t k = 0; k < probabilities.cols(); ++k) {
+        csv << ',' << probabilities(i, k);
       }
       csv << '\n';
     }
     write_file_atomically(*options.output, csv.str(), run.force);
-    say(run, "wrote " + std::to_string(log_probabilities.rows()) + " predictions to " +
+    say(run, "wrote " + std::to_string(probabilities.rows()) + " predictions to " +
                  options.output->string());
   }
   if (run.json) {
     nlohmann::ordered_json predictions = nlohmann::ordered_json::array();
-    for (std::int64_t i = 0; i < log_probabilities.rows(); ++i) {
+    for (std::int64_t i = 0; i < probabilities.rows(); ++i) {
       const auto node = static_cast<std::size_t>(i);
-      nlohmann::ordered_json probabilities = nlohmann::ordered_json::array();
-      for (std::int64_t k = 0; k < log_probabilities.cols(); ++k) {
+      nlohmann::ordered_json row = nlohmann::ordered_json::array();
+      for (std::int64_t k = 0; k < probabilities.cols(); ++k) {
         // Six decimals, as in the CSV, not the float's 17 significant digits.
-        probabilities.push_back(std::round(1e6 * std::exp(double{log_probabilities(i, k)})) / 1e6);
+        row.push_back(std::round(1e6 * double{probabilities(i, k)}) / 1e6);
       }
       predictions.push_back({{"node", node_names[node]},
                              {"class", class_names[static_cast<std::size_t>(predicted[node])]},
-                             {"probabilities", probabilities}});
+                             {"probabilities", row}});
     }
     const nlohmann::ordered_json out = {{"command", "predict"},
                                         {"model", options.model.string()},

@@ -1,5 +1,6 @@
 #include "maskgat/nn/loss.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -9,25 +10,38 @@
 
 namespace maskgat::nn {
 
-// A block's exponentials and logarithms run over whole arrays, through Eigen's vectorised exp and
-// log: a row of a few classes is shorter than a vector, so row by row they would be libm's scalar
-// calls. The block's shifted logits are exponentiated in place in `out`, and `out` then receives
-// logits - max - log(sum) as before.
+namespace {
+
+// Softmax of the `size / classes` rows at `in` into `out`. A row of a few classes is shorter than
+// a vector, so the exponentials of all the rows run in one call of Eigen's vectorised exp over
+// their contiguous elements; row by row they would be libm's scalar calls.
 template <typename T>
-void log_softmax(const RowMatrix<T>& logits, RowMatrix<T>& out) {
+void softmax_rows(const T* in, std::int64_t size, std::int64_t classes, T* out) {
+  for (std::int64_t row = 0; row < size; row += classes) {
+    T max = in[row];
+    for (std::int64_t k = 1; k < classes; ++k) max = std::max(max, in[row + k]);
+    for (std::int64_t k = 0; k < classes; ++k) out[row + k] = in[row + k] - max;
+  }
+  using Block = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+  Block(out, size) = Block(out, size).exp();
+  for (std::int64_t row = 0; row < size; row += classes) {
+    T sum = 0;
+    for (std::int64_t k = 0; k < classes; ++k) sum += out[row + k];
+    for (std::int64_t k = 0; k < classes; ++k) out[row + k] /= sum;
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void softmax(const RowMatrix<T>& logits, RowMatrix<T>& out) {
   detail::resize_buffer(out, logits.rows(), logits.cols());
-  detail::for_each_block(
-      logits.rows(), detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
-        const std::int64_t rows = end - begin;
-        const auto in = logits.middleRows(begin, rows).array();
-        auto block = out.middleRows(begin, rows).array();
-        Eigen::Array<T, Eigen::Dynamic, 1, 0, detail::kRowBlock, 1> max = in.rowwise().maxCoeff();
-        block = in.colwise() - max;
-        block = block.exp();
-        Eigen::Array<T, Eigen::Dynamic, 1, 0, detail::kRowBlock, 1> log_sum =
-            block.rowwise().sum().log();
-        block = (in.colwise() - max).colwise() - log_sum;
-      });
+  const std::int64_t classes = logits.cols();
+  detail::for_each_block(logits.rows(), detail::kRowBlock,
+                         [&](std::int64_t begin, std::int64_t end) {
+                           softmax_rows(logits.data() + begin * classes, (end - begin) * classes,
+                                        classes, out.data() + begin * classes);
+                         });
 }
 
 template <typename T>
@@ -64,8 +78,8 @@ double nll_loss(const RowMatrix<T>& logits, std::span<const std::int32_t> labels
   return total / static_cast<double>(nodes.size());
 }
 
-template void log_softmax<float>(const RowMatrix<float>&, RowMatrix<float>&);
-template void log_softmax<double>(const RowMatrix<double>&, RowMatrix<double>&);
+template void softmax<float>(const RowMatrix<float>&, RowMatrix<float>&);
+template void softmax<double>(const RowMatrix<double>&, RowMatrix<double>&);
 template double nll_loss<float>(const RowMatrix<float>&, std::span<const std::int32_t>,
                                 std::span<const NodeId>, RowMatrix<float>*);
 template double nll_loss<double>(const RowMatrix<double>&, std::span<const std::int32_t>,

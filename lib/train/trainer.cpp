@@ -374,9 +374,9 @@ SplitMetrics Trainer::evaluate(SplitPart part) {
 }
 
 RowMatrix<float> Trainer::predict_probabilities() {
-  RowMatrix<float> log_probabilities;
-  nn::log_softmax(impl_->evaluation_logits(), log_probabilities);
-  return log_probabilities.array().exp();
+  RowMatrix<float> probabilities;
+  nn::softmax(impl_->evaluation_logits(), probabilities);
+  return probabilities;
 }
 
 std::vector<nn::AttentionWeights<float>> Trainer::attention() {

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Log-softmax and the negative log-likelihood loss of node classification.
+/// Softmax and the negative log-likelihood loss of node classification.
 
 #include <cstdint>
 #include <span>
@@ -11,15 +11,16 @@
 
 namespace maskgat::nn {
 
-/// Row-wise ``out(i, k) = z(i, k) - m_i - log sum_k' exp(z(i, k') - m_i)``, with `m_i` the row
-/// maximum (no overflow for any finite logits). Serial.
+/// Row-wise class probabilities ``out(i, k) = exp(z(i, k) - m_i) / sum_k' exp(z(i, k') - m_i)``,
+/// with `m_i` the row maximum (no overflow for any finite logits). Parallel over fixed row blocks
+/// (the same result for every thread count).
 /// @param logits N x K
 /// @param out    resized to N x K
 template <typename T>
-MASKGAT_EXPORT void log_softmax(const RowMatrix<T>& logits, RowMatrix<T>& out);
+MASKGAT_EXPORT void softmax(const RowMatrix<T>& logits, RowMatrix<T>& out);
 
 /// Mean negative log-likelihood of the classes `labels[i]` of the nodes `nodes` under
-/// `log_softmax(logits)`: `L = -1/|nodes| sum_{i in nodes} log p(i, labels[i])`.
+/// the log of `softmax(logits)`: `L = -1/|nodes| sum_{i in nodes} log p(i, labels[i])`.
 /// With `grad`, also writes dL/dlogits (resized to N x K): `(p(i, .) - onehot(labels[i])) /
 /// |nodes|` on the rows of `nodes`, zero elsewhere. Serial, in the order of `nodes`.
 /// @param logits N x K

@@ -78,16 +78,31 @@ TEST_SUITE("unit") {
     CHECK(((out.array() == 0.0) || (out.array() == scale)).all());
   }
 
-  TEST_CASE("log_softmax and nll_loss match the closed form and their gradient") {
+  TEST_CASE("softmax and nll_loss match the closed form and their gradient") {
     RowMatrix<double> logits(3, 3);
     logits << 1.0, 2.0, 3.0, 1000.0, 0.0, -1000.0, 0.5, 0.5, 0.5;
-    RowMatrix<double> log_probabilities;
-    nn::log_softmax(logits, log_probabilities);
+    RowMatrix<double> probabilities;
+    nn::softmax(logits, probabilities);
     const double z = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0));
-    CHECK(log_probabilities(0, 2) == doctest::Approx(3.0 - z).epsilon(1e-15));
-    CHECK(log_probabilities(1, 0) == 0.0);
-    CHECK(std::isfinite(log_probabilities(1, 2)));
-    CHECK(log_probabilities(2, 1) == doctest::Approx(-std::log(3.0)).epsilon(1e-15));
+    CHECK(probabilities(0, 2) == doctest::Approx(std::exp(3.0 - z)).epsilon(1e-15));
+    CHECK(probabilities(1, 0) == 1.0);
+    CHECK(probabilities(1, 1) == doctest::Approx(std::exp(-1000.0)).epsilon(1e-15));
+    CHECK(probabilities(1, 2) < 1e-300);
+    CHECK(probabilities(2, 1) == doctest::Approx(1.0 / 3.0).epsilon(1e-15));
+    // Several row blocks of a few classes each, against the closed form in double.
+    const RowMatrix<float> many = RowMatrix<float>::Random(600, 7) * 20.0F;
+    RowMatrix<float> many_probabilities;
+    nn::softmax(many, many_probabilities);
+    REQUIRE(many_probabilities.rows() == 600);
+    REQUIRE(many_probabilities.cols() == 7);
+    for (std::int64_t i = 0; i < many.rows(); ++i) {
+      const Eigen::ArrayXd row = many.row(i).cast<double>().transpose().array();
+      const Eigen::ArrayXd expected =
+          (row - row.maxCoeff()).exp() / (row - row.maxCoeff()).exp().sum();
+      for (std::int64_t k = 0; k < many.cols(); ++k) {
+        CHECK(many_probabilities(i, k) == doctest::Approx(expected(k)).epsilon(1e-5));
+      }
+    }
 
     const std::vector<std::int32_t> labels{2, 1, 0};
     const std::vector<NodeId> nodes{0, 2};
