@@ -19,7 +19,8 @@
 // attention op alone (the GAT layer's 8 heads x 8 channels on the dataset's mask, in edges per
 // second) and the least work a training epoch needs (multiply-adds x 2 of the projections and
 // attention, and the bytes of the feature reads and per-edge gathers), so a run can be set against
-// the `limits`.
+// the `limits`. `ms_inference_node` is the inference of node 0 alone, on its receptive field
+// (`Trainer::predict_probabilities(nodes)`), as a service answering for one node would run it.
 
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -418,6 +419,10 @@ int measure(const Measurement& m) {
   const std::vector<double> epoch_ms = train_epochs(trainer);
   const double inference_ms = median_ms(
       m.epochs, [&] { const auto probabilities = trainer.predict_probabilities(); }, kWarmup);
+  const std::vector<maskgat::NodeId> one_node{0};
+  const double node_inference_ms = median_ms(
+      m.epochs, [&] { const auto probabilities = trainer.predict_probabilities(one_node); },
+      kWarmup);
   // Peak RSS of the training and inference above, before the attention-only measurement adds
   // its own buffers.
   rusage usage{};
@@ -437,6 +442,7 @@ int measure(const Measurement& m) {
       {"ms_per_epoch_min", *std::min_element(epoch_ms.begin(), epoch_ms.end())},
       {"ms_per_epoch_graph", median(graph_epoch_ms)},
       {"ms_inference", inference_ms},
+      {"ms_inference_node", node_inference_ms},
       {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024.0},
       {"model_mb", model_mb(dataset, options, trainer.mask().num_edges())},
       {"attention_edges_per_s", edges_per_s},

@@ -31,6 +31,32 @@ FeatureMatrix model_input(const Dataset& dataset, const TrainOptions& options) {
       dataset.features, transforms::positional_encoding(dataset.graph, options.positional));
 }
 
+RowMatrix<float> logits_at(nn::Model& model, const Graph& mask, const FeatureMatrix& input,
+                           std::span<const NodeId> nodes) {
+  if (input.rows() != mask.num_nodes()) {
+    throw InvalidArgument("logits_at: input has " + std::to_string(input.rows()) +
+                          " rows, the mask has " + std::to_string(mask.num_nodes()) + " nodes");
+  }
+  RowMatrix<float> logits(static_cast<Eigen::Index>(nodes.size()), model.options().classes);
+  if (nodes.empty()) return logits;
+  Rng unused(0);  // evaluation draws nothing
+  const masks::Subgraph field = masks::receptive_subgraph(mask, nodes, model.options().layers);
+  const auto node = [&](Eigen::Index r) { return nodes[static_cast<std::size_t>(r)]; };
+  if (2 * field.masks.front().num_edges() > mask.num_edges()) {
+    const RowMatrix<float>& all = model.forward(mask, input.view(), nn::Mode::kEval, unused);
+    for (Eigen::Index r = 0; r < logits.rows(); ++r) logits.row(r) = all.row(node(r));
+    return logits;
+  }
+  const FeatureMatrix field_input = input.select_rows(field.nodes);
+  const RowMatrix<float>& field_logits =
+      model.forward(field.masks, field_input.view(), nn::Mode::kEval, unused);
+  for (Eigen::Index r = 0; r < logits.rows(); ++r) {
+    const auto at = std::lower_bound(field.nodes.begin(), field.nodes.end(), node(r));
+    logits.row(r) = field_logits.row(at - field.nodes.begin());
+  }
+  return logits;
+}
+
 namespace {
 
 // Laplacian eigenvectors have no sign of their own, so training shows the model a random sign of
@@ -376,6 +402,13 @@ SplitMetrics Trainer::evaluate(SplitPart part) {
 RowMatrix<float> Trainer::predict_probabilities() {
   RowMatrix<float> probabilities;
   nn::softmax(impl_->evaluation_logits(), probabilities);
+  return probabilities;
+}
+
+RowMatrix<float> Trainer::predict_probabilities(std::span<const NodeId> nodes) {
+  RowMatrix<float> probabilities;
+  nn::softmax(logits_at(impl_->model, impl_->mask, impl_->features(nn::Mode::kEval), nodes),
+              probabilities);
   return probabilities;
 }
 

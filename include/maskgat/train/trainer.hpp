@@ -52,6 +52,21 @@ struct TrainOptions {
 [[nodiscard]] MASKGAT_EXPORT FeatureMatrix model_input(const Dataset& dataset,
                                                        const TrainOptions& options);
 
+/// Evaluation-mode logits of `model` at `nodes` alone. When their receptive field
+/// (`masks::receptive_subgraph` over the model's layers) holds at most half of `mask`'s edges,
+/// the model runs on that field only, so a few nodes of a large graph cost their neighbourhoods,
+/// not the graph; otherwise it runs on the whole graph. Either way the rows are those of
+/// `model.forward(mask, input.view(), nn::Mode::kEval, ...)` at `nodes`.
+/// @param model a trained model; its buffers are reused and resized
+/// @param mask  the attention mask the model runs on (N nodes)
+/// @param input N rows, e.g. from `model_input`
+/// @param nodes the nodes to score, each in [0, N), in any order (repeats allowed)
+/// @return `nodes.size()` x classes; row r belongs to `nodes[r]`
+/// @throws InvalidArgument when `input` does not have N rows or a node is outside [0, N).
+[[nodiscard]] MASKGAT_EXPORT RowMatrix<float> logits_at(nn::Model& model, const Graph& mask,
+                                                        const FeatureMatrix& input,
+                                                        std::span<const NodeId> nodes);
+
 /// The GAT paper's settings (Veličković et al. 2018) for `dataset`: for `pubmed` 8 averaged
 /// output heads, learning rate 0.01 and weight decay 1e-3; for every other name the Cora and
 /// CiteSeer settings (the `TrainOptions` defaults).
@@ -149,6 +164,13 @@ class MASKGAT_EXPORT Trainer {
   /// Class probabilities of every node, evaluation mode.
   /// @return N x K, every row summing to 1
   [[nodiscard]] RowMatrix<float> predict_probabilities();
+  /// Class probabilities of `nodes` alone, evaluation mode, through `logits_at`: on a large
+  /// graph, a few nodes cost their receptive field rather than the whole graph.
+  /// @param nodes the nodes, each in [0, N), in any order (repeats allowed)
+  /// @return `nodes.size()` x K; row r belongs to `nodes[r]` and equals that row of
+  ///         `predict_probabilities()`
+  /// @throws InvalidArgument when a node is outside [0, N).
+  [[nodiscard]] RowMatrix<float> predict_probabilities(std::span<const NodeId> nodes);
   /// The attention of every layer in an evaluation pass, `conv1` first.
   /// @return one `nn::AttentionWeights` per layer, over the edges of `mask()`
   [[nodiscard]] std::vector<nn::AttentionWeights<float>> attention();

@@ -165,6 +165,43 @@ TEST_SUITE("unit") {
     CHECK(attention[1].alpha.cols() == 1);
   }
 
+  TEST_CASE("predictions at chosen nodes equal those rows of the whole graph's") {
+    const maskgat::Dataset data = small_synthetic();
+    auto options = quick_options();
+    options.epochs = 5;
+    options.patience = 0;
+    train::Trainer trainer(data, options);
+    trainer.fit();
+    const maskgat::RowMatrix<float> all = trainer.predict_probabilities();
+    const std::vector<maskgat::NodeId> chosen{17, 0, 599, 17, 301};
+    // A few nodes: their two-layer field is well under half the graph, so it runs on the field.
+    REQUIRE(4 * maskgat::masks::receptive_subgraph(trainer.mask(), chosen, 2)
+                    .masks.front()
+                    .num_edges() <
+            trainer.mask().num_edges());
+    const maskgat::RowMatrix<float> some = trainer.predict_probabilities(chosen);
+    REQUIRE(some.rows() == 5);
+    REQUIRE(some.cols() == all.cols());
+    // The same sums over the same edges, but the field's dense products see its rows at other
+    // positions, and Eigen's kernels sum a product's last rows in another order: equal to float
+    // rounding.
+    for (std::size_t r = 0; r < chosen.size(); ++r) {
+      const auto row = static_cast<Eigen::Index>(r);
+      for (Eigen::Index k = 0; k < all.cols(); ++k)
+        CHECK(some(row, k) == doctest::Approx(all(chosen[r], k)).epsilon(1e-6));
+    }
+    // Every node: the field is the whole graph, which runs as such.
+    std::vector<maskgat::NodeId> every(600);
+    for (std::size_t i = 0; i < every.size(); ++i) every[i] = static_cast<maskgat::NodeId>(599 - i);
+    const maskgat::RowMatrix<float> reversed = trainer.predict_probabilities(every);
+    CHECK(reversed == all.colwise().reverse());
+    // The whole graph's buffers were not left at the field's size.
+    CHECK(trainer.predict_probabilities() == all);
+    CHECK(trainer.predict_probabilities({}).rows() == 0);
+    const std::vector<maskgat::NodeId> outside{3, 600};
+    CHECK_THROWS_AS(trainer.predict_probabilities(outside), maskgat::InvalidArgument);
+  }
+
   TEST_CASE("Trainer rejects data it cannot train on") {
     maskgat::Dataset data = small_synthetic();
     auto options = quick_options();
