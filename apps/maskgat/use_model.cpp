@@ -8,6 +8,8 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "maskgat/core/error.hpp"
@@ -21,13 +23,22 @@
 namespace maskgat::app {
 namespace {
 
-// A saved model applied to a dataset in evaluation mode.
+// A saved model ready to apply to a dataset in evaluation mode, and the input it takes there.
 struct Applied {
   train::Checkpoint checkpoint;
   Dataset dataset;
   Graph mask;
   nn::Model model;
-  RowMatrix<float> logits;
+  std::optional<FeatureMatrix> encoded_input;  // with the positional encoding, if the model has one
+
+  [[nodiscard]] const FeatureMatrix& input() const {
+    return encoded_input ? *encoded_input : dataset.features;
+  }
+  // The logits of every node.
+  const RowMatrix<float>& logits() {
+    Rng unused(0);  // evaluation draws nothing
+    return model.forward(mask, input().view(), nn::Mode::kEval, unused);
+  }
 };
 
 Applied apply_model(const std::filesystem::path& path, DataOptions& data, const RunOptions& run) {
@@ -46,16 +57,28 @@ Applied apply_model(const std::filesystem::path& path, DataOptions& data, const 
     }
   }();
   Graph mask = masks::from_graph(dataset.graph, true);
-  Rng unused(0);  // evaluation draws nothing
   // The encoding is recomputed from this data's graph, as the model was trained with it.
   std::optional<FeatureMatrix> encoded_input;
   if (checkpoint.options.positional.kind != transforms::EncodingKind::kNone) {
     encoded_input = train::model_input(dataset, checkpoint.options);
   }
-  const InputRef<float> input = encoded_input ? encoded_input->view() : dataset.features.view();
-  RowMatrix<float> logits = model.forward(mask, input, nn::Mode::kEval, unused);
   return {std::move(checkpoint), std::move(dataset), std::move(mask), std::move(model),
-          std::move(logits)};
+          std::move(encoded_input)};
+}
+
+// The ids of the nodes named `names`, in that order.
+std::vector<NodeId> node_ids(const std::vector<std::string>& names,
+                             const std::vector<std::string>& node_names) {
+  std::unordered_map<std::string_view, NodeId> id_of;
+  for (std::size_t i = 0; i < node_names.size(); ++i)
+    id_of.emplace(node_names[i], static_cast<NodeId>(i));
+  std::vector<NodeId> ids;
+  for (const std::string& name : names) {
+    const auto found = id_of.find(name);
+    if (found == id_of.end()) throw InvalidArgument("--nodes: no node '" + name + "' in the data");
+    ids.push_back(found->second);
+  }
+  return ids;
 }
 
 }  // namespace
@@ -91,6 +114,13 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
                    "attention (mean over heads) into FILE (.svg or .png, gnuplot) and write "
                    "the CSV beside it")
       ->expected(2);
+  command
+      ->add_option("--nodes", options.nodes,
+                   "NAME[,NAME...]: score these nodes alone, in this order, on their receptive "
+                   "field (a few nodes of a large graph cost their neighbourhoods, not the graph)")
+      ->delimiter(',')
+      ->excludes("--attention-out")
+      ->excludes("--plot-attention");
   add_run_options(*command, options.run, true);
   command->callback([&options] {
     if (!options.output && !options.run.json) throw CLI::RequiredError("--output or --json");
@@ -103,14 +133,15 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
       "--attention-out a.csv\n"
       "  maskgat predict --load cora.ckpt --dataset cora --output p.csv --plot-attention 35 "
       "node35.svg\n"
-      "  maskgat predict --load cora.ckpt --dataset cora --json > predictions.json");
+      "  maskgat predict --load cora.ckpt --dataset cora --json > predictions.json\n"
+      "  maskgat predict --load cora.ckpt --dataset cora --nodes 35,1033 --json");
 }
 
 int run_evaluate(EvaluateOptions& options) {
   const RunOptions& run = options.run;
   check_output(options.metrics_json, run.force);
   const auto threads = limit_threads(run);
-  const Applied applied = apply_model(options.model, options.data, run);
+  Applied applied = apply_model(options.model, options.data, run);
   const Dataset& dataset = applied.dataset;
   if (dataset.class_names != applied.checkpoint.class_names) {
     throw Error("model " + options.model.string() + " was trained on " +
@@ -119,14 +150,15 @@ int run_evaluate(EvaluateOptions& options) {
                 std::to_string(dataset.class_names.size()));
   }
   const auto labels = std::span<const std::int32_t>(dataset.labels);
-  const std::vector<std::int32_t> predicted = train::predict_classes(applied.logits);
+  const RowMatrix<float>& logits = applied.logits();
+  const std::vector<std::int32_t> predicted = train::predict_classes(logits);
   nlohmann::ordered_json splits = nlohmann::ordered_json::object();
   std::optional<train::ConfusionMatrix> test;
   for (const SplitPart part : {SplitPart::kTrain, SplitPart::kVal, SplitPart::kTest}) {
     const std::vector<NodeId> nodes = dataset.nodes_in(part);
     if (nodes.empty()) continue;
     const train::ConfusionMatrix confusion(dataset.num_classes(), labels, predicted, nodes);
-    const double loss = nn::nll_loss<float>(applied.logits, labels, nodes);
+    const double loss = nn::nll_loss<float>(logits, labels, nodes);
     if (!run.json) {
       std::cout << split_part_name(part) << ": nodes " << nodes.size() << " loss " << fixed(loss, 4)
                 << " accuracy " << fixed(confusion.accuracy(), 4) << " macro_f1 "
@@ -175,21 +207,33 @@ int run_predict(PredictOptions& options) {
     check_plot_outputs("--plot-attention", *attention_plot, run.force);
   }
   const auto threads = limit_threads(run);
-  const Applied applied = apply_model(options.model, options.data, run);
+  Applied applied = apply_model(options.model, options.data, run);
   const auto& class_names = applied.checkpoint.class_names;
   const auto& node_names = applied.dataset.node_names;
+  // The scored nodes: every node, or those of --nodes alone, on their receptive field.
+  std::vector<NodeId> chosen;
+  RowMatrix<float> chosen_logits;
+  if (!options.nodes.empty()) {
+    chosen = node_ids(options.nodes, node_names);
+    chosen_logits = train::logits_at(applied.model, applied.mask, applied.input(), chosen);
+  }
+  const RowMatrix<float>& logits = chosen.empty() ? applied.logits() : chosen_logits;
+  const auto node_of = [&](std::int64_t row) {
+    return chosen.empty() ? static_cast<std::size_t>(row)
+                          : static_cast<std::size_t>(chosen[static_cast<std::size_t>(row)]);
+  };
   RowMatrix<float> probabilities;
-  nn::softmax(applied.logits, probabilities);
-  const std::vector<std::int32_t> predicted = train::predict_classes(applied.logits);
+  nn::softmax(logits, probabilities);
+  const std::vector<std::int32_t> predicted = train::predict_classes(logits);
   if (options.output) {
     std::ostringstream csv;
     csv << "node,predicted_class";
     for (const auto& name : class_names) csv << ",p_" << csv_field(name);
     csv << '\n' << std::setprecision(6);
     for (std::int64_t i = 0; i < probabilities.rows(); ++i) {
-      const auto node = static_cast<std::size_t>(i);
-      csv << csv_field(node_names[node]) << ','
-          << csv_field(class_names[static_cast<std::size_t>(predicted[node])]);
+      csv << csv_field(node_names[node_of(i)]) << ','
+          << csv_field(
+                 class_names[static_cast<std::size_t>(predicted[static_cast<std::size_t>(i)])]);
       for (std::int64_t k = 0; k < probabilities.cols(); ++k) {
         csv << ',' << probabilities(i, k);
       }
@@ -202,15 +246,15 @@ int run_predict(PredictOptions& options) {
   if (run.json) {
     nlohmann::ordered_json predictions = nlohmann::ordered_json::array();
     for (std::int64_t i = 0; i < probabilities.rows(); ++i) {
-      const auto node = static_cast<std::size_t>(i);
       nlohmann::ordered_json row = nlohmann::ordered_json::array();
       for (std::int64_t k = 0; k < probabilities.cols(); ++k) {
         // Six decimals, as in the CSV, not the float's 17 significant digits.
         row.push_back(std::round(1e6 * double{probabilities(i, k)}) / 1e6);
       }
-      predictions.push_back({{"node", node_names[node]},
-                             {"class", class_names[static_cast<std::size_t>(predicted[node])]},
-                             {"probabilities", row}});
+      predictions.push_back(
+          {{"node", node_names[node_of(i)]},
+           {"class", class_names[static_cast<std::size_t>(predicted[static_cast<std::size_t>(i)])]},
+           {"probabilities", row}});
     }
     const nlohmann::ordered_json out = {{"command", "predict"},
                                         {"model", options.model.string()},

@@ -25,6 +25,7 @@ struct PredictOptions {
   std::optional<std::filesystem::path> output;
   std::optional<std::filesystem::path> attention_out;
   std::vector<std::string> plot_attention;  // empty, or NODE and FILE
+  std::vector<std::string> nodes;           // the nodes to score by name; empty: every node
   RunOptions run;
 };
 
