@@ -31,10 +31,10 @@ maskgat::Dataset synthetic(std::int64_t nodes, double degree, std::uint64_t seed
 
 maskgat::Dataset small_synthetic() { return synthetic(600, 6.0, 3); }
 
-train::TrainOptions quick_options() {
+train::TrainOptions quick_options(std::int64_t epochs = 60, std::int64_t patience = 10) {
   train::TrainOptions options;
-  options.epochs = 60;
-  options.patience = 10;
+  options.epochs = epochs;
+  options.patience = patience;
   options.seed = 5;
   return options;
 }
@@ -67,9 +67,7 @@ TEST_SUITE("unit") {
     // either graph, so both runs take the same path up to the order of floating-point sums.
     const maskgat::Dataset data = synthetic(3000, 3.0, 4);
     const auto run = [&](bool field, double dropout, std::int64_t layers) {
-      auto options = quick_options();
-      options.epochs = 30;
-      options.patience = 0;
+      auto options = quick_options(30, 0);
       options.model.layers = layers;
       options.model.dropout = dropout;
       options.model.attention_dropout = dropout;
@@ -94,9 +92,7 @@ TEST_SUITE("unit") {
     // With dropout the field's draws are its own: a different sample of the same training.
     CHECK(run(true, 0.6, 2).second != run(false, 0.6, 2).second);
     // A run on the field resumed from a checkpoint ends where an uninterrupted one does.
-    auto options = quick_options();
-    options.epochs = 30;
-    options.patience = 0;
+    auto options = quick_options(30, 0);
     train::Trainer uninterrupted(data, options);
     uninterrupted.fit();
     options.epochs = 12;
@@ -110,9 +106,7 @@ TEST_SUITE("unit") {
 
   TEST_CASE("Trainer early stopping follows the reference rule") {
     const maskgat::Dataset data = small_synthetic();
-    auto options = quick_options();
-    options.epochs = 400;
-    options.patience = 5;
+    const auto options = quick_options(400, 5);
     train::Trainer trainer(data, options);
     std::vector<train::EpochStats> epochs;
     const train::FitResult result =
@@ -148,10 +142,7 @@ TEST_SUITE("unit") {
 
   TEST_CASE("Trainer with patience 0 trains exactly the given epochs and keeps the last") {
     const maskgat::Dataset data = small_synthetic();
-    auto options = quick_options();
-    options.epochs = 7;
-    options.patience = 0;
-    train::Trainer trainer(data, options);
+    train::Trainer trainer(data, quick_options(7, 0));
     const train::FitResult result = trainer.fit();
     CHECK(result.epochs == 7);
     CHECK(result.best_epoch == 7);
@@ -167,10 +158,7 @@ TEST_SUITE("unit") {
 
   TEST_CASE("predictions at chosen nodes equal those rows of the whole graph's") {
     const maskgat::Dataset data = small_synthetic();
-    auto options = quick_options();
-    options.epochs = 5;
-    options.patience = 0;
-    train::Trainer trainer(data, options);
+    train::Trainer trainer(data, quick_options(5, 0));
     trainer.fit();
     const maskgat::RowMatrix<float> all = trainer.predict_probabilities();
     const std::vector<maskgat::NodeId> chosen{17, 0, 599, 17, 301};
