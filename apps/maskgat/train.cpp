@@ -152,8 +152,8 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
                    "L2 weight decay added to the gradients (default 5e-4; PubMed 1e-3)")
       ->check(CLI::NonNegativeNumber);
   command->add_flag("--whole-graph", options.whole_graph,
-                    "Run training steps over the whole graph, not only the training nodes' "
-                    "receptive field");
+                    "Run training steps and validation over the whole graph, not only the "
+                    "training and validation nodes' receptive fields");
   command->add_option("--epochs", options.epochs, "Maximum epochs (default 10000)")
       ->check(CLI::PositiveNumber);
   command

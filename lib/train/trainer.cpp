@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -79,46 +80,50 @@ double elapsed_ms(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-// What a training step confined to the training nodes' receptive field runs on: that subgraph,
-// the rows of the training input, labels and training nodes on it, and a model of its own, whose
-// buffers are sized for the subgraph (so neither it nor the evaluation's model reallocates from
-// step to step). Its parameters are only a copy of the trained model's, refreshed before every
-// step; it starts from a throwaway random initialisation, not from the trainer's stream.
+// Some nodes' receptive field in the whole graph (`masks::receptive_subgraph`): the subgraph, the
+// rows of the input and labels on it, and where the nodes themselves lie in it.
 struct Field {
-  Field(masks::Subgraph subgraph_in, const FeatureMatrix& input_in,
-        std::span<const std::int32_t> all_labels, std::span<const NodeId> all_train_nodes,
-        const nn::ModelOptions& model_options)
-      : subgraph(std::move(subgraph_in)),
-        input(input_in.select_rows(subgraph.nodes)),
-        model(model_options, initialisation) {
+  Field(masks::Subgraph subgraph_in, const FeatureMatrix& all_input,
+        std::span<const std::int32_t> all_labels, std::span<const NodeId> all_nodes)
+      : subgraph(std::move(subgraph_in)), input(all_input.select_rows(subgraph.nodes)) {
     for (const NodeId node : subgraph.nodes)
       labels.push_back(all_labels[static_cast<std::size_t>(node)]);
-    for (const NodeId node : all_train_nodes) {
+    for (const NodeId node : all_nodes) {
       const auto at = std::lower_bound(subgraph.nodes.begin(), subgraph.nodes.end(), node);
-      train_nodes.push_back(static_cast<NodeId>(at - subgraph.nodes.begin()));
+      nodes.push_back(static_cast<NodeId>(at - subgraph.nodes.begin()));
     }
   }
 
   masks::Subgraph subgraph;
   FeatureMatrix input;
   std::vector<std::int32_t> labels;
-  std::vector<NodeId> train_nodes;
+  std::vector<NodeId> nodes;
+};
+
+// The field of `nodes` when `options` asks for fields and it holds at most half of `mask`'s
+// entries; a larger one would save little and cost a second set of buffers nearly the graph's
+// size.
+std::optional<Field> node_field(const TrainOptions& options, const Graph& mask,
+                                std::span<const NodeId> nodes, const FeatureMatrix& input,
+                                std::span<const std::int32_t> labels) {
+  if (!options.receptive_field || nodes.empty()) return std::nullopt;
+  masks::Subgraph subgraph = masks::receptive_subgraph(mask, nodes, options.model.layers);
+  if (2 * subgraph.masks.front().num_edges() > mask.num_edges()) return std::nullopt;
+  return Field(std::move(subgraph), input, labels, nodes);
+}
+
+// What training steps confined to the training nodes' field run on: that field and a model of
+// its own, whose buffers are sized for it (so neither it nor the evaluation's model reallocates
+// from step to step). Its parameters are only a copy of the trained model's, refreshed before
+// every step; it starts from a throwaway random initialisation, not from the trainer's stream.
+struct TrainingField {
+  TrainingField(Field field_in, const nn::ModelOptions& model_options)
+      : field(std::move(field_in)), model(model_options, initialisation) {}
+
+  Field field;
   Rng initialisation{0};
   nn::Model model;
 };
-
-// The field of `train_nodes` when `options` asks for one and it holds at most half of `mask`'s
-// entries; a larger one would save little and cost a second set of buffers nearly the graph's
-// size.
-std::unique_ptr<Field> training_field(const TrainOptions& options, const Graph& mask,
-                                      std::span<const NodeId> train_nodes,
-                                      const FeatureMatrix& input,
-                                      std::span<const std::int32_t> labels) {
-  if (!options.receptive_field || train_nodes.empty()) return nullptr;
-  masks::Subgraph subgraph = masks::receptive_subgraph(mask, train_nodes, options.model.layers);
-  if (2 * subgraph.masks.front().num_edges() > mask.num_edges()) return nullptr;
-  return std::make_unique<Field>(std::move(subgraph), input, labels, train_nodes, options.model);
-}
 
 }  // namespace
 
@@ -142,8 +147,14 @@ struct Trainer::Impl {
         step_signs = RowMatrix<float>(1, options.positional.dims);
       }
     }
-    field = training_field(options, mask, train_nodes, features(nn::Mode::kEval), data.labels);
-    if (flips_signs(options) && !field) train_input = input;
+    if (auto field =
+            node_field(options, mask, train_nodes, features(nn::Mode::kEval), data.labels)) {
+      training = std::make_unique<TrainingField>(std::move(*field), options.model);
+      // Validation then runs the evaluation's model on the validation nodes' field, if small,
+      // which nothing else runs between epochs, so its buffers keep their size.
+      val_field = node_field(options, mask, val_nodes, features(nn::Mode::kEval), data.labels);
+    }
+    if (flips_signs(options) && !training) train_input = input;
     if (options.epochs <= 0) {
       throw InvalidArgument("train: epochs is " + std::to_string(options.epochs) +
                             ", expected a positive count");
@@ -192,13 +203,14 @@ struct Trainer::Impl {
   };
 
   Step step() {
-    if (field) {
-      return {field->subgraph.masks.front(),
-              field->subgraph.masks,
-              field->input.view(),
-              field->labels,
-              field->train_nodes,
-              field->model};
+    if (training) {
+      const Field& field = training->field;
+      return {field.subgraph.masks.front(),
+              field.subgraph.masks,
+              field.input.view(),
+              field.labels,
+              field.nodes,
+              training->model};
     }
     return {mask, {}, features(nn::Mode::kTrain).view(), dataset->labels, train_nodes, model};
   }
@@ -215,11 +227,25 @@ struct Trainer::Impl {
       ratios[c] = next * signs[c];
       signs[c] = next;
     }
-    (field ? field->input : train_input).scale_columns(dataset->features.cols(), ratios);
+    (training ? training->field.input : train_input)
+        .scale_columns(dataset->features.cols(), ratios);
   }
 
   const RowMatrix<float>& evaluation_logits() {
     return model.forward(mask, features(nn::Mode::kEval).view(), nn::Mode::kEval, rng);
+  }
+
+  // The validation nodes' logits (evaluation mode), with the labels and positions to read them
+  // by: on their field when there is one, else on the whole graph.
+  struct Scores {
+    const RowMatrix<float>& logits;
+    std::span<const std::int32_t> labels;
+    std::span<const NodeId> nodes;
+  };
+  Scores validation_scores() {
+    if (!val_field) return {evaluation_logits(), dataset->labels, val_nodes};
+    return {model.forward(val_field->subgraph.masks, val_field->input.view(), nn::Mode::kEval, rng),
+            val_field->labels, val_field->nodes};
   }
 
   const Dataset* dataset;
@@ -235,7 +261,8 @@ struct Trainer::Impl {
   RowMatrix<float> grad_logits;
   FeatureMatrix input;        // with the positional encoding; 0 x 0 without one
   FeatureMatrix train_input;  // `input` with this step's sign flips (Laplacian encodings, no field)
-  std::unique_ptr<Field> field;  // the training nodes' receptive field, when steps run on it
+  std::unique_ptr<TrainingField> training;  // when training steps run on a field
+  std::optional<Field> val_field;           // the validation nodes', when validation runs on it
   std::vector<float> signs;      // the current sign of each encoding column in `train_input`
   std::vector<float> ratios;     // next sign over current sign, per column
   RowMatrix<float> step_signs;
@@ -254,7 +281,6 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
   const auto values = parameters.values();
   if (!state.last_values.empty())
     std::copy(state.last_values.begin(), state.last_values.end(), values.begin());
-  const auto labels = std::span<const std::int32_t>(s.dataset->labels);
   double total_ms = 0.0;
   std::int64_t epochs_run = 0;
   for (std::int64_t epoch = state.epoch + 1; epoch <= s.options.epochs && !state.stopped; ++epoch) {
@@ -287,11 +313,11 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
     stats.train_milliseconds = elapsed_ms(start);
 
     if (!s.val_nodes.empty()) {
-      const RowMatrix<float>& eval = s.evaluation_logits();
-      stats.val_loss = nn::nll_loss<float>(eval, labels, s.val_nodes);
-      stats.val_accuracy =
-          ConfusionMatrix(s.dataset->num_classes(), labels, predict_classes(eval), s.val_nodes)
-              .accuracy();
+      const Impl::Scores val = s.validation_scores();
+      stats.val_loss = nn::nll_loss<float>(val.logits, val.labels, val.nodes);
+      stats.val_accuracy = ConfusionMatrix(s.dataset->num_classes(), val.labels,
+                                           predict_classes(val.logits), val.nodes)
+                               .accuracy();
     }
     stats.milliseconds = elapsed_ms(start);
     total_ms += stats.milliseconds;
@@ -421,7 +447,7 @@ nn::Model& Trainer::model() noexcept { return impl_->model; }
 const TrainOptions& Trainer::options() const noexcept { return impl_->options; }
 const Graph& Trainer::mask() const noexcept { return impl_->mask; }
 const Graph& Trainer::step_mask() const noexcept {
-  return impl_->field ? impl_->field->subgraph.masks.front() : impl_->mask;
+  return impl_->training ? impl_->training->field.subgraph.masks.front() : impl_->mask;
 }
 
 }  // namespace maskgat::train

@@ -34,8 +34,11 @@ struct TrainOptions {
   /// graph's attention entries. The step's logits at the training nodes, its loss and its
   /// gradients are those of a step over the whole graph, up to the order of floating-point sums;
   /// the dropout draws differ (they are keyed by positions in the subgraph), so runs with and
-  /// without it are different samples of the same training. Evaluation and prediction always run
-  /// on the whole graph. Stored in checkpoints (files from before it train on the whole graph).
+  /// without it are different samples of the same training. The validation pass after each step
+  /// then runs on the validation nodes' field too when that holds at most half of the entries
+  /// (its loss and accuracy equal the whole graph's up to float rounding); `evaluate`, the final
+  /// test accuracy and prediction run on the whole graph. Stored in checkpoints (files from
+  /// before it train on the whole graph).
   bool receptive_field = true;
 };
 

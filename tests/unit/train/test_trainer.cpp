@@ -104,6 +104,27 @@ TEST_SUITE("unit") {
     CHECK(parameter_values(resumed) == parameter_values(uninterrupted));
   }
 
+  TEST_CASE("validation on the validation nodes' field reports the whole graph's numbers") {
+    // 500 validation nodes among 10,000 of in-degree 3: their 2-hop field is a fraction of the
+    // graph, so while steps run on the training nodes' field, validation runs on this one.
+    const maskgat::Dataset data = synthetic(10000, 3.0, 4);
+    const maskgat::Graph mask = maskgat::masks::from_graph(data.graph, true);
+    const std::vector<maskgat::NodeId> val_nodes = data.nodes_in(maskgat::SplitPart::kVal);
+    REQUIRE(2 * maskgat::masks::receptive_subgraph(mask, val_nodes, 2).masks.front().num_edges() <=
+            mask.num_edges());
+    train::Trainer trainer(data, quick_options(6, 0));
+    std::vector<train::EpochStats> epochs;
+    trainer.fit([&](const train::EpochStats& stats) { epochs.push_back(stats); });
+    REQUIRE(epochs.size() == 6);
+    CHECK(trainer.step_mask().num_edges() < mask.num_edges());
+    // The last epoch's parameters are kept (patience 0); evaluate() runs on the whole graph. The
+    // same sums up to their order: equal to float rounding.
+    const train::SplitMetrics whole = trainer.evaluate(maskgat::SplitPart::kVal);
+    CHECK(whole.accuracy == epochs.back().val_accuracy);
+    CHECK(whole.loss == doctest::Approx(epochs.back().val_loss).epsilon(1e-6));
+    CHECK(epochs.front().val_loss != epochs.back().val_loss);
+  }
+
   TEST_CASE("Trainer early stopping follows the reference rule") {
     const maskgat::Dataset data = small_synthetic();
     const auto options = quick_options(400, 5);
