@@ -66,8 +66,8 @@ Applied apply_model(const std::filesystem::path& path, DataOptions& data, const 
           std::move(encoded_input)};
 }
 
-// The ids of the nodes named `names`, in that order.
-std::vector<NodeId> node_ids(const std::vector<std::string>& names,
+// The ids of the nodes named `names`, in that order; `option` names the flag they came from.
+std::vector<NodeId> node_ids(const std::string& option, const std::vector<std::string>& names,
                              const std::vector<std::string>& node_names) {
   std::unordered_map<std::string_view, NodeId> id_of;
   for (std::size_t i = 0; i < node_names.size(); ++i)
@@ -75,7 +75,9 @@ std::vector<NodeId> node_ids(const std::vector<std::string>& names,
   std::vector<NodeId> ids;
   for (const std::string& name : names) {
     const auto found = id_of.find(name);
-    if (found == id_of.end()) throw InvalidArgument("--nodes: no node '" + name + "' in the data");
+    if (found == id_of.end()) {
+      throw InvalidArgument(option + ": no node '" + name + "' in the data");
+    }
     ids.push_back(found->second);
   }
   return ids;
@@ -214,7 +216,7 @@ int run_predict(PredictOptions& options) {
   std::vector<NodeId> chosen;
   RowMatrix<float> chosen_logits;
   if (!options.nodes.empty()) {
-    chosen = node_ids(options.nodes, node_names);
+    chosen = node_ids("--nodes", options.nodes, node_names);
     chosen_logits = train::logits_at(applied.model, applied.mask, applied.input(), chosen);
   }
   const RowMatrix<float>& logits = chosen.empty() ? applied.logits() : chosen_logits;
@@ -283,11 +285,7 @@ int run_predict(PredictOptions& options) {
   }
   if (attention_plot) {
     const std::string& node = options.plot_attention[0];
-    const auto named = std::find(node_names.begin(), node_names.end(), node);
-    if (named == node_names.end()) {
-      throw InvalidArgument("--plot-attention: no node '" + node + "' in the data");
-    }
-    const auto id = static_cast<NodeId>(named - node_names.begin());
+    const NodeId id = node_ids("--plot-attention", {node}, node_names).front();
     const auto first = applied.model.attention(applied.mask).front();
     std::vector<std::string> neighbours;
     std::vector<double> alpha;

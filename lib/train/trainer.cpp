@@ -32,32 +32,6 @@ FeatureMatrix model_input(const Dataset& dataset, const TrainOptions& options) {
       dataset.features, transforms::positional_encoding(dataset.graph, options.positional));
 }
 
-RowMatrix<float> logits_at(nn::Model& model, const Graph& mask, const FeatureMatrix& input,
-                           std::span<const NodeId> nodes) {
-  if (input.rows() != mask.num_nodes()) {
-    throw InvalidArgument("logits_at: input has " + std::to_string(input.rows()) +
-                          " rows, the mask has " + std::to_string(mask.num_nodes()) + " nodes");
-  }
-  RowMatrix<float> logits(static_cast<Eigen::Index>(nodes.size()), model.options().classes);
-  if (nodes.empty()) return logits;
-  Rng unused(0);  // evaluation draws nothing
-  const masks::Subgraph field = masks::receptive_subgraph(mask, nodes, model.options().layers);
-  const auto node = [&](Eigen::Index r) { return nodes[static_cast<std::size_t>(r)]; };
-  if (2 * field.masks.front().num_edges() > mask.num_edges()) {
-    const RowMatrix<float>& all = model.forward(mask, input.view(), nn::Mode::kEval, unused);
-    for (Eigen::Index r = 0; r < logits.rows(); ++r) logits.row(r) = all.row(node(r));
-    return logits;
-  }
-  const FeatureMatrix field_input = input.select_rows(field.nodes);
-  const RowMatrix<float>& field_logits =
-      model.forward(field.masks, field_input.view(), nn::Mode::kEval, unused);
-  for (Eigen::Index r = 0; r < logits.rows(); ++r) {
-    const auto at = std::lower_bound(field.nodes.begin(), field.nodes.end(), node(r));
-    logits.row(r) = field_logits.row(at - field.nodes.begin());
-  }
-  return logits;
-}
-
 namespace {
 
 // Laplacian eigenvectors have no sign of their own, so training shows the model a random sign of
@@ -81,13 +55,16 @@ double elapsed_ms(std::chrono::steady_clock::time_point start) {
 }
 
 // Some nodes' receptive field in the whole graph (`masks::receptive_subgraph`): the subgraph, the
-// rows of the input and labels on it, and where the nodes themselves lie in it.
+// rows of the input and of the labels on it (none without labels), and where the nodes
+// themselves lie in it.
 struct Field {
   Field(masks::Subgraph subgraph_in, const FeatureMatrix& all_input,
         std::span<const std::int32_t> all_labels, std::span<const NodeId> all_nodes)
       : subgraph(std::move(subgraph_in)), input(all_input.select_rows(subgraph.nodes)) {
-    for (const NodeId node : subgraph.nodes)
-      labels.push_back(all_labels[static_cast<std::size_t>(node)]);
+    if (!all_labels.empty()) {
+      for (const NodeId node : subgraph.nodes)
+        labels.push_back(all_labels[static_cast<std::size_t>(node)]);
+    }
     for (const NodeId node : all_nodes) {
       const auto at = std::lower_bound(subgraph.nodes.begin(), subgraph.nodes.end(), node);
       nodes.push_back(static_cast<NodeId>(at - subgraph.nodes.begin()));
@@ -100,15 +77,20 @@ struct Field {
   std::vector<NodeId> nodes;
 };
 
-// The field of `nodes` when `options` asks for fields and it holds at most half of `mask`'s
-// entries; a larger one would save little and cost a second set of buffers nearly the graph's
-// size.
+// Whether running on `field` pays against running on all of `mask`: it holds at most half of
+// the mask's entries. A larger one would save little and cost a second set of buffers nearly the
+// graph's size.
+bool worth_running_on(const masks::Subgraph& field, const Graph& mask) {
+  return 2 * field.masks.front().num_edges() <= mask.num_edges();
+}
+
+// The field of `nodes` when `options` asks for fields and it is worth running on.
 std::optional<Field> node_field(const TrainOptions& options, const Graph& mask,
                                 std::span<const NodeId> nodes, const FeatureMatrix& input,
                                 std::span<const std::int32_t> labels) {
   if (!options.receptive_field || nodes.empty()) return std::nullopt;
   masks::Subgraph subgraph = masks::receptive_subgraph(mask, nodes, options.model.layers);
-  if (2 * subgraph.masks.front().num_edges() > mask.num_edges()) return std::nullopt;
+  if (!worth_running_on(subgraph, mask)) return std::nullopt;
   return Field(std::move(subgraph), input, labels, nodes);
 }
 
@@ -126,6 +108,31 @@ struct TrainingField {
 };
 
 }  // namespace
+
+RowMatrix<float> logits_at(nn::Model& model, const Graph& mask, const FeatureMatrix& input,
+                           std::span<const NodeId> nodes) {
+  if (input.rows() != mask.num_nodes()) {
+    throw InvalidArgument("logits_at: input has " + std::to_string(input.rows()) +
+                          " rows, the mask has " + std::to_string(mask.num_nodes()) + " nodes");
+  }
+  RowMatrix<float> logits(static_cast<Eigen::Index>(nodes.size()), model.options().classes);
+  if (nodes.empty()) return logits;
+  Rng unused(0);  // evaluation draws nothing
+  masks::Subgraph subgraph = masks::receptive_subgraph(mask, nodes, model.options().layers);
+  const auto row_of = [&](Eigen::Index r) { return nodes[static_cast<std::size_t>(r)]; };
+  if (!worth_running_on(subgraph, mask)) {
+    const RowMatrix<float>& all = model.forward(mask, input.view(), nn::Mode::kEval, unused);
+    for (Eigen::Index r = 0; r < logits.rows(); ++r) logits.row(r) = all.row(row_of(r));
+    return logits;
+  }
+  const Field field(std::move(subgraph), input, {}, nodes);
+  const RowMatrix<float>& field_logits =
+      model.forward(field.subgraph.masks, field.input.view(), nn::Mode::kEval, unused);
+  for (Eigen::Index r = 0; r < logits.rows(); ++r) {
+    logits.row(r) = field_logits.row(field.nodes[static_cast<std::size_t>(r)]);
+  }
+  return logits;
+}
 
 struct Trainer::Impl {
   Impl(const Dataset& data, const TrainOptions& train_options)

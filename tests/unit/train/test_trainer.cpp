@@ -208,7 +208,13 @@ TEST_SUITE("unit") {
     CHECK(trainer.predict_probabilities() == all);
     CHECK(trainer.predict_probabilities({}).rows() == 0);
     const std::vector<maskgat::NodeId> outside{3, 600};
-    CHECK_THROWS_AS(trainer.predict_probabilities(outside), maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(trainer.predict_probabilities(outside),
+                         "masks::receptive_subgraph: node 600 is outside [0, 600)",
+                         maskgat::InvalidArgument);
+    const maskgat::FeatureMatrix fewer = data.features.select_rows(chosen);
+    CHECK_THROWS_WITH_AS(train::logits_at(trainer.model(), trainer.mask(), fewer, chosen),
+                         "logits_at: input has 5 rows, the mask has 600 nodes",
+                         maskgat::InvalidArgument);
   }
 
   TEST_CASE("Trainer rejects data it cannot train on") {
