@@ -1,11 +1,84 @@
 #include "maskgat/nn/gat_conv.hpp"
 
+#include <cstring>
+
 #include "detail/parallel.hpp"
 #include "maskgat/ops/attention.hpp"
 #include "nn/layer_common.hpp"
 
 namespace maskgat::nn {
 namespace {
+
+#if defined(__AVX__) && (defined(__GNUC__) || defined(__clang__))
+// Eight elements of T as a GCC / Clang vector, native where AVX is (a 256- or 512-bit register).
+template <typename T>
+struct Vector8;
+template <>
+struct Vector8<float> {
+  using Type [[gnu::vector_size(32)]] = float;
+};
+template <>
+struct Vector8<double> {
+  using Type [[gnu::vector_size(64)]] = double;
+};
+
+// Transposes the 8 x 8 block held in rows[0..8): two-vector shuffles in three rounds (pairs of
+// elements, pairs of pairs, halves), as the usual AVX transpose.
+template <typename V>
+void transpose8(V (&rows)[8]) {
+  V pairs[8];
+  V quads[8];
+  for (int p = 0; p < 4; ++p) {
+    pairs[2 * p] = __builtin_shufflevector(rows[2 * p], rows[2 * p + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    pairs[2 * p + 1] =
+        __builtin_shufflevector(rows[2 * p], rows[2 * p + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int q = 0; q < 2; ++q) {
+    for (int e = 0; e < 2; ++e) {
+      const V& low = pairs[4 * q + e];
+      const V& high = pairs[4 * q + e + 2];
+      quads[4 * q + 2 * e] = __builtin_shufflevector(low, high, 0, 1, 8, 9, 4, 5, 12, 13);
+      quads[4 * q + 2 * e + 1] = __builtin_shufflevector(low, high, 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  }
+  for (int c = 0; c < 4; ++c) {
+    rows[c] = __builtin_shufflevector(quads[c], quads[c + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    rows[c + 4] = __builtin_shufflevector(quads[c], quads[c + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+  }
+}
+
+// The 8 x 8 block at `data` (row-major), transposed: element c of the result holds column c.
+template <typename V, typename T>
+void load_transposed8(const T* data, V (&columns)[8]) {
+  for (int r = 0; r < 8; ++r) std::memcpy(&columns[r], data + 8 * r, sizeof(V));
+  transpose8(columns);
+}
+
+// head_scores' rows [begin, end) for 8 heads x 8 channels: each row transposed in vector
+// registers, then one vector multiply-add per channel for all heads, in the same order per head
+// as the dot product. (Eigen copies a fixed 8 x 8 block column-major element by element.)
+template <typename T>
+void head_scores_8x8(const T* h, const T* att_src, const T* att_dst, T* src, T* dst,
+                     std::int64_t begin, std::int64_t end) {
+  using V = typename Vector8<T>::Type;
+  V src_columns[8];
+  V dst_columns[8];
+  load_transposed8(att_src, src_columns);
+  load_transposed8(att_dst, dst_columns);
+  for (std::int64_t n = begin; n < end; ++n) {
+    V columns[8];
+    load_transposed8(h + n * 64, columns);
+    V src_sum = {};
+    V dst_sum = {};
+    for (int c = 0; c < 8; ++c) {
+      src_sum += columns[c] * src_columns[c];
+      dst_sum += columns[c] * dst_columns[c];
+    }
+    std::memcpy(src + n * 8, &src_sum, sizeof(V));
+    std::memcpy(dst + n * 8, &dst_sum, sizeof(V));
+  }
+}
+#endif
 
 // src(n, k) = <head k of h_n, att_src_k> and dst(n, k) = <head k of h_n, att_dst_k>: the
 // per-node score terms of additive attention, in one pass over h.
@@ -20,36 +93,21 @@ void head_scores(const RowMatrix<T>& h, const Eigen::Ref<const RowMatrix<T>>& at
   maskgat::detail::for_each_block(
       h.rows(), maskgat::detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
         maskgat::detail::with_shape(heads, channels, [&](auto shape) {
-          using S = decltype(shape);
           const std::int64_t width = shape.heads() * shape.channels();
-          if constexpr (S::kHeadsFixed > 0 && S::kChannelsFixed > 0) {
-            // A row's heads x channels copied column-major: column c holds channel c of every
-            // head, so each step adds one channel to all heads' sums with one vector
-            // multiply-add, in the same order per head as the dot product below.
-            using Block = Eigen::Matrix<T, S::kHeadsFixed, S::kChannelsFixed>;
-            using RowBlock = Eigen::Matrix<T, S::kHeadsFixed, S::kChannelsFixed, Eigen::RowMajor>;
-            using Sums = Eigen::Array<T, S::kHeadsFixed, 1>;
-            const Block att_src_block = Eigen::Map<const RowBlock>(att_src.data());
-            const Block att_dst_block = Eigen::Map<const RowBlock>(att_dst.data());
-            for (std::int64_t n = begin; n < end; ++n) {
-              const Block row = Eigen::Map<const RowBlock>(h.data() + n * width);
-              Sums src_sum = Sums::Zero();
-              Sums dst_sum = Sums::Zero();
-              for (int c = 0; c < S::kChannelsFixed; ++c) {
-                src_sum += row.col(c).array() * att_src_block.col(c).array();
-                dst_sum += row.col(c).array() * att_dst_block.col(c).array();
-              }
-              Eigen::Map<Sums>(src.row(n).data()) = src_sum;
-              Eigen::Map<Sums>(dst.row(n).data()) = dst_sum;
-            }
-          } else {
-            for (std::int64_t n = begin; n < end; ++n) {
-              for (std::int64_t k = 0; k < shape.heads(); ++k) {
-                const std::int64_t first = k * shape.channels();
-                const T* head = h.data() + n * width + first;
-                src(n, k) = maskgat::detail::dot(head, att_src.data() + first, shape.channels());
-                dst(n, k) = maskgat::detail::dot(head, att_dst.data() + first, shape.channels());
-              }
+#if defined(__AVX__) && (defined(__GNUC__) || defined(__clang__))
+          using S = decltype(shape);
+          if constexpr (S::kHeadsFixed == 8 && S::kChannelsFixed == 8) {
+            head_scores_8x8(h.data(), att_src.data(), att_dst.data(), src.data(), dst.data(), begin,
+                            end);
+            return;
+          }
+#endif
+          for (std::int64_t n = begin; n < end; ++n) {
+            for (std::int64_t k = 0; k < shape.heads(); ++k) {
+              const std::int64_t first = k * shape.channels();
+              const T* head = h.data() + n * width + first;
+              src(n, k) = maskgat::detail::dot(head, att_src.data() + first, shape.channels());
+              dst(n, k) = maskgat::detail::dot(head, att_dst.data() + first, shape.channels());
             }
           }
         });

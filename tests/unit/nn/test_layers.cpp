@@ -271,6 +271,43 @@ void check_invalid_arguments() {
   CHECK_THROWS_AS(Layer(store, "d", options, init), maskgat::InvalidArgument);
 }
 
+// A GatConv of 8 heads x 8 channels (which take their own vector kernel) on 300 nodes (two row
+// blocks): its per-node score terms are, bit for bit, each head's dot product with att_src and
+// att_dst summed in channel order.
+template <typename T>
+void check_head_scores() {
+  nn::ParameterStore<T> store;
+  maskgat::Rng rng(3);
+  nn::GatConvOptions options;
+  options.in_features = 6;
+  options.out_features = 8;
+  options.heads = 8;
+  const nn::BasicGatConv<T> conv(store, "conv", options, rng);
+  const Graph mask = test::random_graph(300, 4, 8);
+  const RowMatrix<T> x = test::random_matrix<T>(300, 6, 9);
+  typename nn::BasicGatConv<T>::Cache cache;
+  RowMatrix<T> out;
+  conv.forward(mask, x, nn::Mode::kEval, rng, cache, out);
+  const auto att_src = store.value(*store.find("conv.att_src"));
+  const auto att_dst = store.value(*store.find("conv.att_dst"));
+  RowMatrix<T> src(300, 8);
+  RowMatrix<T> dst(300, 8);
+  for (std::int64_t n = 0; n < 300; ++n) {
+    for (std::int64_t k = 0; k < 8; ++k) {
+      T src_sum = T(0);
+      T dst_sum = T(0);
+      for (std::int64_t c = 0; c < 8; ++c) {
+        src_sum += cache.h(n, k * 8 + c) * att_src(k, c);
+        dst_sum += cache.h(n, k * 8 + c) * att_dst(k, c);
+      }
+      src(n, k) = src_sum;
+      dst(n, k) = dst_sum;
+    }
+  }
+  CHECK(cache.src == src);
+  CHECK(cache.dst == dst);
+}
+
 }  // namespace
 
 TEST_SUITE("unit") {
@@ -304,6 +341,11 @@ TEST_SUITE("unit") {
   TEST_CASE("GatV2Conv rejects invalid arguments") { check_invalid_arguments<nn::GatV2Conv>(); }
   TEST_CASE("DotAttentionConv rejects invalid arguments") {
     check_invalid_arguments<nn::DotAttentionConv>();
+  }
+
+  TEST_CASE("GatConv head scores are each head's dot product summed in channel order, exactly") {
+    check_head_scores<float>();
+    check_head_scores<double>();
   }
 
   TEST_CASE("layers register their parameters under PyG's names and sizes") {

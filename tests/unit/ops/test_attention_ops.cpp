@@ -114,9 +114,56 @@ void check_single_head_gathers(std::int64_t channels) {
   }
 }
 
+// Additive scores, their softmax and the fused attention with one head equal, bit for bit, each
+// of two identical heads: one head takes scalar loops, two heads the loops over a row's heads.
+template <typename T>
+void check_single_head_scores() {
+  const Graph mask = test::random_graph(40, 7, 11, true);
+  const std::int64_t n = mask.num_nodes();
+  const RowMatrix<T> src = test::random_matrix<T>(n, 1, 15);
+  const RowMatrix<T> dst = test::random_matrix<T>(n, 1, 16);
+  const RowMatrix<T> values = test::random_matrix<T>(n, 5, 17);
+  RowMatrix<T> twice_src(n, 2);
+  twice_src << src, src;
+  RowMatrix<T> twice_dst(n, 2);
+  twice_dst << dst, dst;
+  RowMatrix<T> twice_values(n, 10);
+  twice_values << values, values;
+  const ops::AdditiveScore<T> score{src, dst, T(0.2)};
+  const ops::AdditiveScore<T> twice_score{twice_src, twice_dst, T(0.2)};
+  RowMatrix<T> scores;
+  RowMatrix<T> twice_scores;
+  ops::sddmm(mask, score, scores);
+  ops::sddmm(mask, twice_score, twice_scores);
+  REQUIRE((scores.array() < T(0)).any());  // both sides of the LeakyReLU
+  REQUIRE((scores.array() > T(0)).any());
+  RowMatrix<T> alpha;
+  RowMatrix<T> twice_alpha;
+  ops::edge_softmax(mask, scores, alpha);
+  ops::edge_softmax(mask, twice_scores, twice_alpha);
+  RowMatrix<T> fused_alpha;
+  RowMatrix<T> out;
+  RowMatrix<T> twice_fused_alpha;
+  RowMatrix<T> twice_out;
+  ops::attention(mask, score, values, {}, fused_alpha, out);
+  ops::attention(mask, twice_score, twice_values, {}, twice_fused_alpha, twice_out);
+  for (std::int64_t h = 0; h < 2; ++h) {
+    CHECK(scores == twice_scores.col(h));
+    CHECK(alpha == twice_alpha.col(h));
+    CHECK(fused_alpha == twice_fused_alpha.col(h));
+    CHECK(out == twice_out.middleCols(h * 5, 5));
+  }
+  CHECK(fused_alpha == alpha);
+}
+
 }  // namespace
 
 TEST_SUITE("unit") {
+  TEST_CASE("single-head additive scores equal each of two identical heads exactly") {
+    check_single_head_scores<float>();
+    check_single_head_scores<double>();
+  }
+
   TEST_CASE("single-head gathers in vector registers equal the per-channel loops exactly") {
     for (const std::int64_t channels : {1, 3, 7, 8, 15, 16, 17}) {
       check_single_head_gathers<float>(channels);
