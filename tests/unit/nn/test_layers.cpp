@@ -271,6 +271,15 @@ void check_invalid_arguments() {
   CHECK_THROWS_AS(Layer(store, "d", options, init), maskgat::InvalidArgument);
 }
 
+nn::GatConvOptions gat_options(std::int64_t in_features, std::int64_t out_features,
+                               std::int64_t heads) {
+  nn::GatConvOptions options;
+  options.in_features = in_features;
+  options.out_features = out_features;
+  options.heads = heads;
+  return options;
+}
+
 // A GatConv of 8 heads x 8 channels (which take their own vector kernel) on 300 nodes (two row
 // blocks): its per-node score terms are, bit for bit, each head's dot product with att_src and
 // att_dst summed in channel order.
@@ -278,11 +287,7 @@ template <typename T>
 void check_head_scores() {
   nn::ParameterStore<T> store;
   maskgat::Rng rng(3);
-  nn::GatConvOptions options;
-  options.in_features = 6;
-  options.out_features = 8;
-  options.heads = 8;
-  const nn::BasicGatConv<T> conv(store, "conv", options, rng);
+  const nn::BasicGatConv<T> conv(store, "conv", gat_options(6, 8, 8), rng);
   const Graph mask = test::random_graph(300, 4, 8);
   const RowMatrix<T> x = test::random_matrix<T>(300, 6, 9);
   typename nn::BasicGatConv<T>::Cache cache;
@@ -351,11 +356,7 @@ TEST_SUITE("unit") {
   TEST_CASE("layers register their parameters under PyG's names and sizes") {
     nn::ParameterStore<float> store;
     maskgat::Rng rng(0);
-    nn::GatConvOptions gat;
-    gat.in_features = 1433;
-    gat.out_features = 8;
-    gat.heads = 8;
-    const nn::GatConv conv1(store, "conv1", gat, rng);
+    const nn::GatConv conv1(store, "conv1", gat_options(1433, 8, 8), rng);
     // PyG's GATConv(1433, 8, heads=8): 91,712 + 64 + 64 + 64 parameters.
     CHECK(store.size() == 91904);
     std::vector<std::string> names;
