@@ -558,7 +558,6 @@ class AdditiveRows {
   template <typename S>
   static void scores_of(S shape, const Neighbors& sources, const T* __restrict src_scores,
                         const T* __restrict dst, T slope, T* __restrict row) {
-    const std::int64_t heads = shape.heads();
     if constexpr (S::kHeadsFixed == 1) {
       // One head: scalars, which is what Eigen's one-element arrays compute, without the
       // bookkeeping GCC keeps for them at every edge.
@@ -566,14 +565,15 @@ class AdditiveRows {
         prefetch_ahead(sources, k, src_scores, 1);
         row[k] = leaky_relu(src_scores[sources[k]] + *dst, slope);
       }
-      return;
-    }
-    const auto dst_heads = head_map(shape, dst);
-    for (std::size_t k = 0; k < sources.size(); ++k) {
-      prefetch_ahead(sources, k, src_scores, heads);
-      const auto z = head_map(shape, src_scores + sources[k] * heads) + dst_heads;
-      head_map(shape, row + static_cast<std::int64_t>(k) * heads) =
-          z.max(T(0)) + slope * z.min(T(0));
+    } else {
+      const std::int64_t heads = shape.heads();
+      const auto dst_heads = head_map(shape, dst);
+      for (std::size_t k = 0; k < sources.size(); ++k) {
+        prefetch_ahead(sources, k, src_scores, heads);
+        const auto z = head_map(shape, src_scores + sources[k] * heads) + dst_heads;
+        head_map(shape, row + static_cast<std::int64_t>(k) * heads) =
+            z.max(T(0)) + slope * z.min(T(0));
+      }
     }
   }
 

@@ -1,6 +1,8 @@
 #include "maskgat/nn/gat_conv.hpp"
 
+#include <cassert>
 #include <cstring>
+#include <type_traits>
 
 #include "detail/parallel.hpp"
 #include "maskgat/ops/attention.hpp"
@@ -9,25 +11,23 @@
 namespace maskgat::nn {
 namespace {
 
-#if defined(__AVX__) && (defined(__GNUC__) || defined(__clang__))
-// Eight elements of T as a GCC / Clang vector, native where AVX is (a 256- or 512-bit register).
-template <typename T>
-struct Vector8;
-template <>
-struct Vector8<float> {
-  using Type [[gnu::vector_size(32)]] = float;
-};
-template <>
-struct Vector8<double> {
-  using Type [[gnu::vector_size(64)]] = double;
-};
+// The 8 x 8 head scores transpose rows in GCC (12 or later) and Clang vector extensions, where AVX
+// makes eight floats one register; other builds take the plain dot products.
+#if defined(__AVX__) && defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define MASKGAT_TRANSPOSED_HEAD_SCORES 1
+#endif
+#endif
+
+#ifdef MASKGAT_TRANSPOSED_HEAD_SCORES
+// Eight floats as a GCC / Clang vector.
+using Float8 [[gnu::vector_size(32)]] = float;
 
 // Transposes the 8 x 8 block held in rows[0..8): two-vector shuffles in three rounds (pairs of
 // elements, pairs of pairs, halves), as the usual AVX transpose.
-template <typename V>
-void transpose8(V (&rows)[8]) {
-  V pairs[8];
-  V quads[8];
+void transpose8(Float8 (&rows)[8]) {
+  Float8 pairs[8];
+  Float8 quads[8];
   for (int p = 0; p < 4; ++p) {
     pairs[2 * p] = __builtin_shufflevector(rows[2 * p], rows[2 * p + 1], 0, 8, 1, 9, 4, 12, 5, 13);
     pairs[2 * p + 1] =
@@ -35,8 +35,8 @@ void transpose8(V (&rows)[8]) {
   }
   for (int q = 0; q < 2; ++q) {
     for (int e = 0; e < 2; ++e) {
-      const V& low = pairs[4 * q + e];
-      const V& high = pairs[4 * q + e + 2];
+      const Float8& low = pairs[4 * q + e];
+      const Float8& high = pairs[4 * q + e + 2];
       quads[4 * q + 2 * e] = __builtin_shufflevector(low, high, 0, 1, 8, 9, 4, 5, 12, 13);
       quads[4 * q + 2 * e + 1] = __builtin_shufflevector(low, high, 2, 3, 10, 11, 6, 7, 14, 15);
     }
@@ -48,36 +48,45 @@ void transpose8(V (&rows)[8]) {
 }
 
 // The 8 x 8 block at `data` (row-major), transposed: element c of the result holds column c.
-template <typename V, typename T>
-void load_transposed8(const T* data, V (&columns)[8]) {
-  for (int r = 0; r < 8; ++r) std::memcpy(&columns[r], data + 8 * r, sizeof(V));
+void load_transposed8(const float* data, Float8 (&columns)[8]) {
+  for (int r = 0; r < 8; ++r) std::memcpy(&columns[r], data + 8 * r, sizeof(Float8));
   transpose8(columns);
 }
 
-// head_scores' rows [begin, end) for 8 heads x 8 channels: each row transposed in vector
-// registers, then one vector multiply-add per channel for all heads, in the same order per head
-// as the dot product. (Eigen copies a fixed 8 x 8 block column-major element by element.)
+// head_scores' rows [begin, end) for 8 heads x 8 channels of floats: each row transposed in
+// vector registers, then one vector multiply-add per channel for all heads, in the same order per
+// head as the dot product. (Eigen copies a fixed 8 x 8 block column-major element by element.)
+// (A template only so that a call in a discarded branch for double is not checked against it.)
 template <typename T>
 void head_scores_8x8(const T* h, const T* att_src, const T* att_dst, T* src, T* dst,
                      std::int64_t begin, std::int64_t end) {
-  using V = typename Vector8<T>::Type;
-  V src_columns[8];
-  V dst_columns[8];
+  static_assert(std::is_same_v<T, float>);
+  Float8 src_columns[8];
+  Float8 dst_columns[8];
   load_transposed8(att_src, src_columns);
   load_transposed8(att_dst, dst_columns);
   for (std::int64_t n = begin; n < end; ++n) {
-    V columns[8];
+    Float8 columns[8];
     load_transposed8(h + n * 64, columns);
-    V src_sum = {};
-    V dst_sum = {};
+    Float8 src_sum = {};
+    Float8 dst_sum = {};
     for (int c = 0; c < 8; ++c) {
       src_sum += columns[c] * src_columns[c];
       dst_sum += columns[c] * dst_columns[c];
     }
-    std::memcpy(src + n * 8, &src_sum, sizeof(V));
-    std::memcpy(dst + n * 8, &dst_sum, sizeof(V));
+    std::memcpy(src + n * 8, &src_sum, sizeof(Float8));
+    std::memcpy(dst + n * 8, &dst_sum, sizeof(Float8));
   }
 }
+#endif
+
+// Whether head_scores takes head_scores_8x8 for scalars T and shape S.
+template <typename T, typename S>
+constexpr bool kTransposedHeadScores =
+#ifdef MASKGAT_TRANSPOSED_HEAD_SCORES
+    (std::is_same_v<T, float> && S::kHeadsFixed == 8 && S::kChannelsFixed == 8);
+#else
+    false;
 #endif
 
 // src(n, k) = <head k of h_n, att_src_k> and dst(n, k) = <head k of h_n, att_dst_k>: the
@@ -88,26 +97,25 @@ void head_scores(const RowMatrix<T>& h, const Eigen::Ref<const RowMatrix<T>>& at
                  RowMatrix<T>& dst) {
   const std::int64_t heads = att_src.rows();
   const std::int64_t channels = att_src.cols();
+  // Both kernels read the attention vectors as contiguous H x C blocks, as the store keeps them.
+  assert(att_src.outerStride() == channels && att_dst.outerStride() == channels);
   maskgat::detail::resize_buffer(src, h.rows(), heads);
   maskgat::detail::resize_buffer(dst, h.rows(), heads);
   maskgat::detail::for_each_block(
       h.rows(), maskgat::detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
         maskgat::detail::with_shape(heads, channels, [&](auto shape) {
-          const std::int64_t width = shape.heads() * shape.channels();
-#if defined(__AVX__) && (defined(__GNUC__) || defined(__clang__))
-          using S = decltype(shape);
-          if constexpr (S::kHeadsFixed == 8 && S::kChannelsFixed == 8) {
+          if constexpr (kTransposedHeadScores<T, decltype(shape)>) {
             head_scores_8x8(h.data(), att_src.data(), att_dst.data(), src.data(), dst.data(), begin,
                             end);
-            return;
-          }
-#endif
-          for (std::int64_t n = begin; n < end; ++n) {
-            for (std::int64_t k = 0; k < shape.heads(); ++k) {
-              const std::int64_t first = k * shape.channels();
-              const T* head = h.data() + n * width + first;
-              src(n, k) = maskgat::detail::dot(head, att_src.data() + first, shape.channels());
-              dst(n, k) = maskgat::detail::dot(head, att_dst.data() + first, shape.channels());
+          } else {
+            const std::int64_t width = shape.heads() * shape.channels();
+            for (std::int64_t n = begin; n < end; ++n) {
+              for (std::int64_t k = 0; k < shape.heads(); ++k) {
+                const std::int64_t first = k * shape.channels();
+                const T* head = h.data() + n * width + first;
+                src(n, k) = maskgat::detail::dot(head, att_src.data() + first, shape.channels());
+                dst(n, k) = maskgat::detail::dot(head, att_dst.data() + first, shape.channels());
+              }
             }
           }
         });
