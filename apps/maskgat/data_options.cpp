@@ -85,9 +85,17 @@ void add_data_options(CLI::App& command, DataOptions& options) {
   command.add_option("--max-features", limits.max_features, "Reader limit: feature width")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  command.add_option("--max-classes", limits.max_classes, "Reader limit: distinct labels")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   command
       .add_option("--max-file-bytes", limits.max_file_bytes,
-                  "Reader limit: size of GraphML and DOT files")
+                  "Reader limit: size of files read whole (GraphML, DOT, pickles, checkpoints)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command
+      .add_option("--max-line-bytes", limits.max_line_bytes,
+                  "Reader limit: one line of a text file (edge lists, features, labels, splits)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command
@@ -184,12 +192,6 @@ std::string fixed(double value, int digits) {
   std::ostringstream text;
   text << std::fixed << std::setprecision(digits) << value;
   return text.str();
-}
-
-void check_output(const std::optional<std::filesystem::path>& path, bool force) {
-  if (path && !force && std::filesystem::exists(*path)) {
-    throw IoError(path->string() + ": the file exists; pass --force to replace it");
-  }
 }
 
 std::string csv_field(const std::string& text) {

@@ -65,10 +65,6 @@ std::optional<tbb::global_control> limit_threads(const RunOptions& run);
 // `value` with `digits` digits after the point, for printed metrics.
 std::string fixed(double value, int digits);
 
-// Fails with an IoError naming `--force` when `path` exists and `force` is false, so a command
-// refuses before it computes anything.
-void check_output(const std::optional<std::filesystem::path>& path, bool force);
-
 // `text` as one CSV field: quoted (with quotes doubled) when it holds a comma, quote or newline.
 std::string csv_field(const std::string& text);
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "maskgat/io/dataset.hpp"
+#include "outputs.hpp"
 
 namespace maskgat::app {
 namespace {
@@ -44,7 +45,7 @@ void print_text(const Dataset& dataset, const Statistics& stats) {
             << '\n';
 }
 
-void print_json(const Dataset& dataset, const Statistics& stats) {
+void print_json(const Dataset& dataset, const Statistics& stats, const RunOptions& run) {
   nlohmann::ordered_json classes = nlohmann::ordered_json::array();
   for (std::size_t c = 0; c < stats.class_counts.size(); ++c) {
     classes.push_back(
@@ -68,7 +69,7 @@ void print_json(const Dataset& dataset, const Statistics& stats) {
       {"class_counts", classes},
       {"unlabelled", stats.unlabelled},
       {"split", {{"train", stats.train}, {"val", stats.val}, {"test", stats.test}}}};
-  std::cout << out.dump(2) << '\n';
+  std::cout << json_text(out, run) << '\n';
 }
 
 }  // namespace
@@ -91,7 +92,7 @@ int run_info(InfoOptions& options) {
   const Dataset dataset = load_data(options.data, options.run);
   const Statistics stats = compute_statistics(dataset);
   if (options.run.json) {
-    print_json(dataset, stats);
+    print_json(dataset, stats, options.run);
   } else {
     print_text(dataset, stats);
   }

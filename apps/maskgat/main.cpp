@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -63,6 +64,13 @@ int main(int argc, char** argv) {
     return kExitData;
   } catch (const std::bad_alloc&) {
     std::cerr << "error: out of memory\n";
+    return kExitData;
+  } catch (const std::filesystem::filesystem_error& error) {
+    // The library reports file problems as IoError; this is the net under the CLI's own calls.
+    std::cerr << "error: " << error.path1().string() << ": " << error.code().message() << '\n';
+    return kExitData;
+  } catch (const std::exception& error) {
+    std::cerr << "error: " << error.what() << '\n';
     return kExitData;
   }
   return kExitUsage;

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <numbers>
 #include <sstream>
 #include <string_view>
@@ -34,21 +36,50 @@ bool on_path(std::string_view name) {
   return false;
 }
 
-// `text` as a single-quoted gnuplot string (a quote inside is doubled).
-std::string quoted(const std::string& text) {
-  std::string out = "'";
-  for (const char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
+// A private directory for gnuplot's files, removed with everything in it when it goes out of
+// scope. Its path is absolute, so no name in it starts with gnuplot's pipe markers `<` or `|`.
+class ScratchDirectory {
+ public:
+  ScratchDirectory() {
+    std::error_code error;
+    std::filesystem::path base = std::filesystem::temp_directory_path(error);
+    if (error) base = "/tmp";
+    std::string pattern = std::filesystem::absolute(base, error) / "maskgat-plot-XXXXXX";
+    if (error || ::mkdtemp(pattern.data()) == nullptr) {
+      throw IoError("plot: cannot create a temporary directory in " + base.string());
+    }
+    path_ = pattern;
+  }
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+  ~ScratchDirectory() {
+    std::error_code error;
+    std::filesystem::remove_all(path_, error);
+  }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void write_scratch(const std::filesystem::path& path, const std::string& content) {
+  std::ofstream file(path, std::ios::binary);
+  file << content;
+  if (!file.flush()) throw IoError("plot: cannot write " + path.string());
 }
 
-// Runs `gnuplot -e commands` without a shell; throws IoError naming `image` if it fails.
-void run_gnuplot(const std::string& commands, const std::filesystem::path& image) {
-  std::string program = "gnuplot";
-  std::string flag = "-e";
-  std::string script = commands;
-  char* argv[] = {program.data(), flag.data(), script.data(), nullptr};
+// Runs `gnuplot -c script arguments...` without a shell; throws IoError naming `image` if it
+// fails. The script reads every user-given string as ARG1, ARG2, ...: none is ever parsed as
+// gnuplot code.
+void run_gnuplot(const std::filesystem::path& script, std::vector<std::string> arguments,
+                 const std::filesystem::path& image) {
+  std::vector<std::string> words = {"gnuplot", "-c", script.string()};
+  words.insert(words.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argv;
+  for (std::string& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
   pid_t pid = 0;
-  if (posix_spawnp(&pid, "gnuplot", nullptr, nullptr, argv, environ) != 0) {
+  if (posix_spawnp(&pid, "gnuplot", nullptr, nullptr, argv.data(), environ) != 0) {
     throw IoError("plot: cannot start gnuplot to draw " + image.string());
   }
   int status = 0;
@@ -57,10 +88,13 @@ void run_gnuplot(const std::string& commands, const std::filesystem::path& image
   }
 }
 
-// Writes `csv`, then, when gnuplot is on PATH, runs `commands` (which draw from `csv`) into
-// `image` through a temporary file that is renamed; without gnuplot, says so and keeps the CSV.
+// Writes `csv`, then, when gnuplot is on PATH, runs `commands` into `image`. gnuplot reads a
+// copy of the CSV and writes the picture in a scratch directory (ARG1 is the data file, ARG2 the
+// picture, ARG3... are `strings`); the picture is then written to `image` as every output file
+// is. Without gnuplot, says so and keeps the CSV.
 bool draw(const std::string& csv_text, const std::filesystem::path& csv,
-          const std::string& commands, const std::filesystem::path& image, const RunOptions& run) {
+          const std::string& commands, const std::vector<std::string>& strings,
+          const std::filesystem::path& image, const RunOptions& run) {
   write_file_atomically(csv, csv_text, run.force);
   if (!on_path("gnuplot")) {
     say(run, "note: gnuplot is not installed, so " + image.string() +
@@ -68,24 +102,23 @@ bool draw(const std::string& csv_text, const std::filesystem::path& csv,
                  " (Debian: apt-get install gnuplot-nox)");
     return false;
   }
-  const std::filesystem::path temporary =
-      image.string() + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
-  const std::string terminal = image.extension() == ".svg" ? "svg" : "pngcairo";
-  std::error_code error;
-  try {
-    run_gnuplot("set terminal " + terminal + " size 1000,420; set output " +
-                    quoted(temporary.string()) + "; set datafile separator ','; " + commands +
-                    "; set output",
-                image);
-    std::filesystem::rename(temporary, image, error);
-  } catch (const IoError&) {
-    std::filesystem::remove(temporary, error);
-    throw;
-  }
-  if (error) {
-    std::filesystem::remove(temporary, error);
-    throw IoError("plot: cannot write " + image.string() + ": " + error.message());
-  }
+  const ScratchDirectory scratch;
+  const bool svg = image.extension() == ".svg";
+  const std::filesystem::path data = scratch.path() / "data.csv";
+  const std::filesystem::path picture = scratch.path() / (svg ? "picture.svg" : "picture.png");
+  const std::filesystem::path script = scratch.path() / "plot.gp";
+  write_scratch(data, csv_text);
+  write_scratch(script, std::string("set terminal ") + (svg ? "svg" : "pngcairo") +
+                            " size 1000,420\nset output ARG2\nset datafile separator ','\n" +
+                            commands + "\nset output\n");
+  std::vector<std::string> arguments = {data.string(), picture.string()};
+  arguments.insert(arguments.end(), strings.begin(), strings.end());
+  run_gnuplot(script, std::move(arguments), image);
+  std::ifstream drawn(picture, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(drawn)),
+                          std::istreambuf_iterator<char>());
+  if (!drawn.good() && !drawn.eof()) throw IoError("plot: gnuplot drew no " + image.string());
+  write_file_atomically(image, bytes, run.force);
   return true;
 }
 
@@ -96,14 +129,15 @@ std::filesystem::path plot_csv(const std::filesystem::path& image) {
   return csv.replace_extension(".csv");
 }
 
-void check_plot_outputs(const char* option, const std::filesystem::path& image, bool force) {
+void add_plot_outputs(OutputPlan& outputs, const std::string& option,
+                      const std::filesystem::path& image) {
   const std::string extension = image.extension().string();
   if (extension != ".svg" && extension != ".png") {
-    throw InvalidArgument(std::string(option) + ": " + image.string() +
-                          " must end in .svg or .png, got '" + extension + "'");
+    throw InvalidArgument(option + ": " + image.string() + " must end in .svg or .png, got '" +
+                          extension + "'");
   }
-  check_output(plot_csv(image), force);
-  check_output(image, force);
+  outputs.add_output(option + " (its CSV)", plot_csv(image));
+  outputs.add_output(option, image);
 }
 
 bool plot_training_curves(const std::vector<train::EpochStats>& epochs, const std::string& title,
@@ -115,16 +149,13 @@ bool plot_training_curves(const std::vector<train::EpochStats>& epochs, const st
     rows << stats.epoch << ',' << stats.train_loss << ',' << stats.val_loss << ','
          << stats.train_accuracy << ',' << stats.val_accuracy << '\n';
   }
-  const std::filesystem::path csv = plot_csv(image);
-  const std::string data = quoted(csv.string()) + " skip 1 using ";
   const std::string commands =
-      "set grid; set xlabel 'epoch'; set multiplot layout 1,2 title " + quoted(title) +
-      "; set key top right; set ylabel 'loss'; plot " + data +
-      "1:2 with lines title 'train', '' skip 1 using 1:3 with lines title 'validation'" +
-      "; set key bottom right; set ylabel 'accuracy'; set yrange [0:1]; plot " + data +
-      "1:4 with lines title 'train', '' skip 1 using 1:5 with lines title 'validation'" +
-      "; unset multiplot";
-  return draw(rows.str(), csv, commands, image, run);
+      "set grid; set xlabel 'epoch'; set multiplot layout 1,2 title ARG3; set key top right; "
+      "set ylabel 'loss'; plot ARG1 skip 1 using 1:2 with lines title 'train', '' skip 1 using "
+      "1:3 with lines title 'validation'; set key bottom right; set ylabel 'accuracy'; "
+      "set yrange [0:1]; plot ARG1 skip 1 using 1:4 with lines title 'train', '' skip 1 using "
+      "1:5 with lines title 'validation'; unset multiplot";
+  return draw(rows.str(), plot_csv(image), commands, {title}, image, run);
 }
 
 bool plot_attention(const std::string& node, const std::vector<std::string>& neighbours,
@@ -145,17 +176,18 @@ bool plot_attention(const std::string& node, const std::vector<std::string>& nei
     lines << "set arrow from " << x << ',' << y << " to 0,0 nohead lw " << 0.5 + 10.0 * alpha[k]
           << "; ";
   }
-  const std::filesystem::path csv = plot_csv(image);
   const std::string commands =
       "unset border; unset tics; unset key; set size ratio -1; set xrange [-1.6:1.6]; "
-      "set yrange [-1.3:1.3]; set title " +
-      quoted("attention of node " + node +
-             " (layer 1, mean over heads; line width 0.5 + 10 alpha)") +
-      "; set label " + quoted(node) + " at 0,0 center point pt 7 ps 2 offset 0,-1.5 front; " +
-      lines.str() + "plot " + quoted(csv.string()) +
-      " skip 1 using 3:4:(sprintf('%s (%.3f)', stringcolumn(1), $2)) with labels point pt 7 "
-      "ps 1.5 offset 0,1";
-  return draw(rows.str(), csv, commands, image, run);
+      "set yrange [-1.3:1.3]; set title ARG3; set label ARG4 at 0,0 center point pt 7 ps 2 "
+      "offset 0,-1.5 front; " +
+      lines.str() +
+      "plot ARG1 skip 1 using 3:4:(sprintf('%s (%.3f)', stringcolumn(1), $2)) with labels point "
+      "pt 7 ps 1.5 offset 0,1";
+  return draw(
+      rows.str(), plot_csv(image), commands,
+      {"attention of node " + node + " (layer 1, mean over heads; line width 0.5 + 10 alpha)",
+       node},
+      image, run);
 }
 
 }  // namespace maskgat::app

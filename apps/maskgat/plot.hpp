@@ -9,21 +9,24 @@
 
 #include "data_options.hpp"
 #include "maskgat/train/trainer.hpp"
+#include "outputs.hpp"
 
 namespace maskgat::app {
 
 // The CSV written beside a plot: `image` with the extension `.csv`.
 std::filesystem::path plot_csv(const std::filesystem::path& image);
 
-// Checks a plot's outputs before anything is computed: throws InvalidArgument naming `option`
-// unless `image` ends in .svg or .png, and IoError (as `check_output`) when `image` or its CSV
-// exists and `force` is false.
-void check_plot_outputs(const char* option, const std::filesystem::path& image, bool force);
+// Registers a plot's outputs, `image` and its CSV, with `outputs` (checked before anything is
+// computed); throws InvalidArgument naming `option` unless `image` ends in .svg or .png.
+void add_plot_outputs(OutputPlan& outputs, const std::string& option,
+                      const std::filesystem::path& image);
 
-// The functions below write `plot_csv(image)` and, when gnuplot is on PATH, draw `image` through
-// a temporary file that is renamed (replacing files only with `run.force`); without gnuplot they
-// say so on stderr (unless --quiet) and keep the CSV. They
-// return whether the picture was drawn. Call `check_plot_outputs` first.
+// The functions below write `plot_csv(image)` and, when gnuplot is on PATH, draw `image`
+// (replacing files only with `run.force`); without gnuplot they say so on stderr (unless
+// --quiet) and keep the CSV. gnuplot reads and writes only files in a scratch directory of its
+// own, and every string the user gave (names, titles) reaches it as a script argument, never as
+// script text: a file name such as `<cmd` or `|cmd` is a name, not a pipe. They return whether
+// the picture was drawn. Call `add_plot_outputs` and check the plan first.
 // @throws IoError when a write fails or gnuplot fails.
 
 // Loss and accuracy per epoch, training and validation; the CSV has

@@ -15,6 +15,7 @@
 #include "maskgat/io/output_file.hpp"
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/trainer.hpp"
+#include "outputs.hpp"
 #include "plot.hpp"
 
 namespace maskgat::app {
@@ -36,6 +37,8 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
   if (cli.positional) options.positional = transforms::parse_positional_encoding(*cli.positional);
   if (cli.whole_graph) options.receptive_field = false;
   options.seed = seed;
+  options.max_parameters = cli.max_parameters;
+  options.max_activations = cli.max_activations;
   return options;
 }
 
@@ -163,6 +166,16 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
   command->add_option("--runs", options.runs, "Runs with seeds seed, seed+1, ...")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  command
+      ->add_option("--max-parameters", options.max_parameters,
+                   "Limit: weights of the model's projections")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command
+      ->add_option("--max-activations", options.max_activations,
+                   "Limit: values of one layer's output over all nodes (nodes x heads x width)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   command->add_option("--metrics-json", options.metrics_json,
                       "Also write per-run and summary metrics to this file, as --json prints them");
   command->add_option("--save", options.save,
@@ -195,21 +208,33 @@ int run_train(TrainCommandOptions& options) {
   }
   if (options.resume) check_resume_options(options);
   const RunOptions& output = options.run;
-  if (options.plot) check_plot_outputs("--plot", *options.plot, output.force);
-  check_output(options.metrics_json, output.force);
-  check_output(options.save, output.force);
+  OutputPlan outputs(output.force);
+  if (options.plot) add_plot_outputs(outputs, "--plot", *options.plot);
+  if (options.metrics_json) outputs.add_output("--metrics-json", *options.metrics_json);
+  if (options.save) outputs.add_output("--save", *options.save);
+  if (options.resume) outputs.add_input("--resume", *options.resume);
+  add_inputs(outputs, options.data);
+  outputs.check();
   const auto threads = limit_threads(output);
   std::optional<train::Checkpoint> resumed;
-  if (options.resume) resumed = train::load_checkpoint(*options.resume);
+  if (options.resume) {
+    resumed = train::load_checkpoint(*options.resume, options.data.load.read.limits);
+    resumed->options.max_parameters = options.max_parameters;  // limits are not saved
+    resumed->options.max_activations = options.max_activations;
+  }
   const Dataset dataset = load_model_data(options.data, output);
 
   std::vector<train::FitResult> results;
   std::vector<std::uint64_t> seeds;
   train::TrainOptions last;
   for (std::int64_t run = 0; run < options.runs; ++run) {
-    const train::TrainOptions train_options =
+    train::TrainOptions train_options =
         resumed ? resumed->options
                 : recipe(options, options.data.load.seed + static_cast<std::uint64_t>(run));
+    train_options.max_parameters = options.max_parameters;
+    train_options.max_activations = options.max_activations;
+    // A model too large for its limits is bad usage (the options asked for it), not bad data.
+    train::check_model_size(train_options, dataset);
     last = train_options;
     train::Trainer trainer = [&] {
       try {
@@ -242,9 +267,10 @@ int run_train(TrainCommandOptions& options) {
     }
     if (!output.quiet && !output.json) {
       std::cout << "run " << run + 1 << " seed " << train_options.seed << ": test_acc "
-                << fixed(result.test_accuracy, 4) << " val_acc " << fixed(result.val_accuracy, 4)
-                << " best_epoch " << result.best_epoch << " epochs " << result.epochs << " "
-                << fixed(result.ms_per_epoch, 2) << " ms/epoch\n";
+                << (result.test_nodes > 0 ? fixed(result.test_accuracy, 4) : "none") << " val_acc "
+                << fixed(result.val_accuracy, 4) << " best_epoch " << result.best_epoch
+                << " epochs " << result.epochs << " " << fixed(result.ms_per_epoch, 2)
+                << " ms/epoch\n";
     }
   }
 
@@ -263,13 +289,18 @@ int run_train(TrainCommandOptions& options) {
   double variance = 0.0;
   for (const auto& result : results) variance += std::pow(result.test_accuracy - mean, 2);
   const double std_dev = std::sqrt(variance / count);
+  // Every run scores the same test nodes (the split does not change between runs).
+  const bool tested = results.front().test_nodes > 0;
+  if (!tested) say(output, "note: the split has no test nodes, so there is no test accuracy");
   if (!output.json) {
     std::cout << dataset.name << " " << nn::attention_kind_name(last.model.attention)
               << (last.positional.kind == transforms::EncodingKind::kNone
                       ? ""
                       : " + " + transforms::positional_encoding_name(last.positional))
-              << ": test accuracy " << fixed(100.0 * mean, 2) << " ± " << fixed(100.0 * std_dev, 2)
-              << " % over " << results.size() << (results.size() == 1 ? " run" : " runs") << ", "
+              << ": test accuracy "
+              << (tested ? fixed(100.0 * mean, 2) + " ± " + fixed(100.0 * std_dev, 2) + " %"
+                         : std::string("none (no test nodes)"))
+              << " over " << results.size() << (results.size() == 1 ? " run" : " runs") << ", "
               << fixed(epochs, results.size() == 1 ? 0 : 1) << " epochs"
               << (results.size() == 1 ? "" : " on average") << ", " << fixed(ms, 2)
               << " ms per epoch\n";
@@ -281,7 +312,8 @@ int run_train(TrainCommandOptions& options) {
                     {"epochs", results[k].epochs},
                     {"best_epoch", results[k].best_epoch},
                     {"val_acc", results[k].val_accuracy},
-                    {"test_acc", results[k].test_accuracy},
+                    {"test_acc", tested ? nlohmann::ordered_json(results[k].test_accuracy)
+                                        : nlohmann::ordered_json(nullptr)},
                     {"ms_per_epoch", results[k].ms_per_epoch}});
   }
   const nlohmann::ordered_json out = {
@@ -290,11 +322,12 @@ int run_train(TrainCommandOptions& options) {
       {"attention", nn::attention_kind_name(last.model.attention)},
       {"positional_encoding", transforms::positional_encoding_name(last.positional)},
       {"runs", runs},
-      {"test_acc_mean", mean},
-      {"test_acc_std", std_dev}};
-  if (output.json) std::cout << out.dump(2) << '\n';
+      {"test_acc_mean", tested ? nlohmann::ordered_json(mean) : nlohmann::ordered_json(nullptr)},
+      {"test_acc_std", tested ? nlohmann::ordered_json(std_dev) : nlohmann::ordered_json(nullptr)}};
+  const std::string json = json_text(out, output);
+  if (output.json) std::cout << json << '\n';
   if (options.metrics_json) {
-    write_file_atomically(*options.metrics_json, out.dump(2) + "\n", output.force);
+    write_file_atomically(*options.metrics_json, json + "\n", output.force);
     say(output, "wrote the metrics to " + options.metrics_json->string());
   }
   return 0;

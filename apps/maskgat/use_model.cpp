@@ -18,6 +18,7 @@
 #include "maskgat/nn/loss.hpp"
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/metrics.hpp"
+#include "outputs.hpp"
 #include "plot.hpp"
 
 namespace maskgat::app {
@@ -42,7 +43,7 @@ struct Applied {
 };
 
 Applied apply_model(const std::filesystem::path& path, DataOptions& data, const RunOptions& run) {
-  train::Checkpoint checkpoint = train::load_checkpoint(path);
+  train::Checkpoint checkpoint = train::load_checkpoint(path, data.load.read.limits);
   Dataset dataset = load_model_data(data, run);
   try {
     train::check_input_width(checkpoint, dataset);
@@ -141,7 +142,11 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
 
 int run_evaluate(EvaluateOptions& options) {
   const RunOptions& run = options.run;
-  check_output(options.metrics_json, run.force);
+  OutputPlan outputs(run.force);
+  if (options.metrics_json) outputs.add_output("--metrics-json", *options.metrics_json);
+  outputs.add_input("--load", options.model);
+  add_inputs(outputs, options.data);
+  outputs.check();
   const auto threads = limit_threads(run);
   Applied applied = apply_model(options.model, options.data, run);
   const Dataset& dataset = applied.dataset;
@@ -191,9 +196,10 @@ int run_evaluate(EvaluateOptions& options) {
   const nlohmann::ordered_json out = {{"command", "evaluate"},   {"model", options.model.string()},
                                       {"dataset", dataset.name}, {"classes", dataset.class_names},
                                       {"splits", splits},        {"test_confusion", matrix}};
-  if (run.json) std::cout << out.dump(2) << '\n';
+  const std::string json = json_text(out, run);
+  if (run.json) std::cout << json << '\n';
   if (options.metrics_json) {
-    write_file_atomically(*options.metrics_json, out.dump(2) + "\n", run.force);
+    write_file_atomically(*options.metrics_json, json + "\n", run.force);
     say(run, "wrote the metrics to " + options.metrics_json->string());
   }
   return 0;
@@ -201,13 +207,17 @@ int run_evaluate(EvaluateOptions& options) {
 
 int run_predict(PredictOptions& options) {
   const RunOptions& run = options.run;
-  check_output(options.output, run.force);
-  check_output(options.attention_out, run.force);
+  OutputPlan outputs(run.force);
+  if (options.output) outputs.add_output("--output", *options.output);
+  if (options.attention_out) outputs.add_output("--attention-out", *options.attention_out);
   std::optional<std::filesystem::path> attention_plot;
   if (!options.plot_attention.empty()) {
     attention_plot = options.plot_attention[1];
-    check_plot_outputs("--plot-attention", *attention_plot, run.force);
+    add_plot_outputs(outputs, "--plot-attention", *attention_plot);
   }
+  outputs.add_input("--load", options.model);
+  add_inputs(outputs, options.data);
+  outputs.check();
   const auto threads = limit_threads(run);
   Applied applied = apply_model(options.model, options.data, run);
   const auto& class_names = applied.checkpoint.class_names;
@@ -263,7 +273,7 @@ int run_predict(PredictOptions& options) {
                                         {"dataset", applied.dataset.name},
                                         {"classes", class_names},
                                         {"predictions", predictions}};
-    std::cout << out.dump(2) << '\n';
+    std::cout << json_text(out, run) << '\n';
   }
   if (options.attention_out) {
     std::ostringstream attention;

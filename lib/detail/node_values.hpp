@@ -24,7 +24,8 @@ struct NodeValueWording {
 
 // Reads the `node value` lines of `reader` and returns the value of each node of `nodes`, `unset`
 // for a node without a line. `unknown_node(node)` words the error for a node not in `nodes`;
-// `parse(value)` maps the value column, failing through `reader` when it is bad;
+// `parse(node, value)` maps the value column of node id `node`, failing through `reader` when it
+// is bad;
 // `conflict(node, value, first, first_line)` words the error for a node given a second value.
 template <typename Value, typename UnknownNode, typename Parse, typename Conflict>
 std::vector<Value> read_node_values(LineReader& reader, const NodeIndex& nodes, Value unset,
@@ -46,7 +47,7 @@ std::vector<Value> read_node_values(LineReader& reader, const NodeIndex& nodes, 
     }
     const auto node = nodes.find(fields[0]);
     if (!node) reader.fail(unknown_node(fields[0]));
-    const Value value = parse(fields[1]);
+    const Value value = parse(*node, fields[1]);
     const auto slot = static_cast<std::size_t>(*node);
     if (values[slot] != unset) {
       if (values[slot] != value) {

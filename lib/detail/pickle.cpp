@@ -764,26 +764,14 @@ void Pickle::fail_limit(std::string_view message) const {
 
 Pickle read_pickle(const std::filesystem::path& path, std::string_view reader,
                    const Limits& limits) {
-  const std::string name = path.string();
-  const std::string prefix = std::string(reader) + ": cannot open '" + name + "': ";
-  if (std::filesystem::is_directory(path)) throw IoError(prefix + "is a directory");
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw IoError(prefix + errno_text());
-  stream.seekg(0, std::ios::end);
-  const std::streamoff size = stream.tellg();
-  stream.seekg(0, std::ios::beg);
-  if (size < 0 || !stream) throw IoError(std::string(reader) + ": cannot read '" + name + "'");
-  if (size > limits.max_file_bytes) {
-    throw LimitError(reader, name, 0,
-                     "the file has " + std::to_string(size) + " bytes, over the limit of " +
-                         std::to_string(limits.max_file_bytes) +
-                         " (raise it with --max-file-bytes)");
-  }
-  std::string bytes(static_cast<std::size_t>(size), '\0');
-  if (!stream.read(bytes.data(), size)) {
-    throw IoError(std::string(reader) + ": cannot read '" + name + "': " + errno_text());
-  }
-  return Pickle(std::move(bytes), reader, name, limits);
+  InputFile file(path, reader);
+  // A pickle starts with PROTO: anything else is refused from its first byte, before the rest
+  // of a file (or a device without end) is read.
+  std::string first(1, '\0');
+  first.resize(file.read(first.data(), 1));
+  if (first != "\x80") return Pickle(std::move(first), reader, file.path(), limits);
+  std::string bytes = first + read_bounded_file(file, limits.max_file_bytes, Content::kBinary);
+  return Pickle(std::move(bytes), reader, file.path(), limits);
 }
 
 namespace {

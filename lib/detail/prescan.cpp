@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <fstream>
-#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -494,48 +492,6 @@ class DotScanner {
 };
 
 }  // namespace
-
-std::string read_bounded_file(const std::filesystem::path& path, std::int64_t max_file_bytes,
-                              std::string_view reader) {
-  const std::string shown = path.string();
-  const std::string prefix = std::string(reader) + ": ";
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    throw IoError(prefix + "cannot open '" + shown + "': is a directory");
-  }
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw IoError(prefix + "cannot open '" + shown + "': " + errno_text());
-  const std::uintmax_t limit =
-      static_cast<std::uintmax_t>(std::max<std::int64_t>(max_file_bytes, 0));
-  const std::string raise = " (raise it with --max-file-bytes)";
-
-  std::string content;
-  const std::uintmax_t size = std::filesystem::file_size(path, error);
-  if (!error) {
-    if (size > limit) {
-      throw LimitError(reader, shown, 0,
-                       "file is " + std::to_string(size) + " bytes, over the limit of " +
-                           std::to_string(limit) + raise);
-    }
-    content.resize(static_cast<std::size_t>(size));
-    stream.read(content.data(), static_cast<std::streamsize>(size));
-    content.resize(static_cast<std::size_t>(stream.gcount()));
-  } else {
-    // No size to check up front (a pipe): read in chunks and stop one byte past the limit.
-    std::array<char, 1 << 16> chunk{};
-    while (stream) {
-      stream.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-      content.append(chunk.data(), static_cast<std::size_t>(stream.gcount()));
-      if (content.size() > limit) {
-        throw LimitError(
-            reader, shown, 0,
-            "file has more than " + std::to_string(limit) + " bytes, over the limit" + raise);
-      }
-    }
-  }
-  if (stream.bad()) throw IoError(prefix + "cannot read '" + shown + "': " + errno_text());
-  return content;
-}
 
 GraphmlScan prescan_graphml(std::string_view text, const Limits& limits, const std::string& path) {
   return GraphmlScanner(text, limits, path).run();

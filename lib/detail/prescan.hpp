@@ -14,13 +14,6 @@
 
 namespace maskgat::detail {
 
-// The whole file as bytes. The size is checked against `max_file_bytes` before anything is read
-// (LimitError `<reader>: <path>: file is N bytes, over the limit of M (...)`); a file whose size
-// cannot be known in advance (a pipe) is read up to the limit. Throws IoError
-// `<reader>: cannot open '<path>': <reason>` as `LineReader` does.
-[[nodiscard]] std::string read_bounded_file(const std::filesystem::path& path,
-                                            std::int64_t max_file_bytes, std::string_view reader);
-
 // A GraphML `<key>` declaration the reader cares about.
 struct GraphmlKey {
   std::string id;

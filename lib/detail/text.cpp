@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <system_error>
 
 #include "maskgat/core/error.hpp"
 
@@ -22,33 +21,69 @@ std::string_view trim(std::string_view text) noexcept {
 
 }  // namespace
 
-LineReader::LineReader(const std::filesystem::path& path, std::string_view reader)
-    : path_(path.string()), reader_(reader) {
-  if (std::filesystem::is_directory(path)) {
-    throw IoError(reader_ + ": cannot open '" + path_ + "': is a directory");
+LineReader::LineReader(const std::filesystem::path& path, std::string_view reader,
+                       std::int64_t max_line_bytes)
+    : file_(path, reader), path_(path.string()), reader_(reader), max_line_bytes_(max_line_bytes) {}
+
+bool LineReader::refill() {
+  constexpr std::size_t kChunk = std::size_t{1} << 16;
+  chunk_.resize(kChunk);
+  chunk_.resize(file_.read(chunk_.data(), kChunk));
+  chunk_begin_ = 0;
+  if (!started_) {
+    started_ = true;
+    if (const auto encoding = wide_encoding(chunk_)) {
+      throw ParseError(reader_, path_, 1,
+                       "the file is " + *encoding + ", expected UTF-8: convert it to UTF-8");
+    }
   }
-  stream_.open(path, std::ios::binary);
-  if (!stream_) throw IoError(reader_ + ": cannot open '" + path_ + "': " + errno_text());
+  return !chunk_.empty();
 }
 
 bool LineReader::next(std::string_view& line) {
-  if (!std::getline(stream_, buffer_)) {
-    if (stream_.bad()) throw IoError(reader_ + ": cannot read '" + path_ + "': " + errno_text());
-    return false;
+  line_.clear();
+  bool any = false;  // a byte (or the line end) of this line was read
+  while (true) {
+    if (chunk_begin_ == chunk_.size() && !refill()) {
+      if (!any) return false;
+      line = line_;
+      break;
+    }
+    if (!any) ++line_number_;
+    any = true;
+    const std::string_view rest = std::string_view(chunk_).substr(chunk_begin_);
+    const std::size_t end = std::min(rest.find('\n'), rest.size());
+    const std::string_view piece = rest.substr(0, end);
+    // A zero byte is never part of UTF-8 text; files saved as UTF-16 are full of them.
+    if (const auto zero = piece.find('\0'); zero != std::string_view::npos) {
+      fail("a zero byte at column " + std::to_string(line_.size() + zero + 1) +
+           ": not UTF-8 text (convert UTF-16 files to UTF-8)");
+    }
+    if (static_cast<std::int64_t>(line_.size() + piece.size()) > max_line_bytes_) {
+      fail_limit("the line is longer than " + std::to_string(max_line_bytes_) +
+                 " bytes, over the limit (raise it with --max-line-bytes)");
+    }
+    chunk_begin_ += end;
+    if (end == rest.size()) {
+      line_.append(piece);
+      continue;
+    }
+    ++chunk_begin_;  // the line end
+    if (line_.empty()) {
+      line = piece;  // the whole line is in this chunk: no copy
+    } else {
+      line_.append(piece);
+      line = line_;
+    }
+    break;
   }
-  ++line_number_;
-  line = buffer_;
-  if (line_number_ == 1 && line.starts_with(kByteOrderMark))
+  if (line_number_ == 1 && line.starts_with(kByteOrderMark)) {
     line.remove_prefix(kByteOrderMark.size());
+  }
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (const auto cr = line.find('\r'); cr != std::string_view::npos) {
     fail("a carriage return at column " + std::to_string(cr + 1) +
          " inside the line: lines must end in \\n or \\r\\n");
-  }
-  // A zero byte is never part of UTF-8 text; files saved as UTF-16 are full of them.
-  if (const auto zero = line.find('\0'); zero != std::string_view::npos) {
-    fail("a zero byte at column " + std::to_string(zero + 1) +
-         ": not UTF-8 text (convert UTF-16 files to UTF-8)");
   }
   return true;
 }

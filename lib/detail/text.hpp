@@ -4,23 +4,29 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "detail/input_file.hpp"
+
 namespace maskgat::detail {
 
-// Reads a text file line by line. The first line loses a UTF-8 byte-order mark, every line its
-// trailing `\r`. Errors carry the reader name, the path as given and the current line number.
+// Reads a text file line by line, in chunks, holding at most one line of `max_line_bytes` (and
+// one chunk) whatever the file: a device of zeros or a file without line ends fails at once.
+// The first line loses a UTF-8 byte-order mark, every line its trailing `\r`. Errors carry the
+// reader name, the path as given and the current line number.
 class LineReader {
  public:
   // Throws IoError `<reader>: cannot open '<path>': <reason>` when the file cannot be opened.
-  LineReader(const std::filesystem::path& path, std::string_view reader);
+  LineReader(const std::filesystem::path& path, std::string_view reader,
+             std::int64_t max_line_bytes);
 
-  // The next line without its line end; false at the end of the file. Throws ParseError on a
-  // line with a zero byte (binary data, or UTF-16 text) or a carriage return before its end.
+  // The next line without its line end, valid until the next call; false at the end of the
+  // file. Throws ParseError on a line with a zero byte (binary data, or UTF-16 text) or a
+  // carriage return before its end, on a UTF-16 or UTF-32 byte-order mark, and LimitError on a
+  // line longer than `max_line_bytes` (before reading more of it).
   bool next(std::string_view& line);
   [[nodiscard]] std::int64_t line_number() const noexcept { return line_number_; }
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
@@ -32,10 +38,17 @@ class LineReader {
   [[noreturn]] void fail_limit(std::string_view message) const;
 
  private:
-  std::ifstream stream_;
-  std::string buffer_;
+  // Refills `chunk_` from the file; false at its end.
+  bool refill();
+
+  InputFile file_;
+  std::string chunk_;
+  std::size_t chunk_begin_ = 0;  // the unread part of `chunk_` starts here
+  std::string line_;             // a line that spans chunks
+  bool started_ = false;         // the first chunk was read
   std::string path_;
   std::string reader_;
+  std::int64_t max_line_bytes_;
   std::int64_t line_number_ = 0;
 };
 

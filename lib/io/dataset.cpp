@@ -84,8 +84,9 @@ Dataset load_dataset(std::string_view name, const DatasetOptions& options) {
 }
 
 Dataset load_files(const FileSources& files, const DatasetOptions& options) {
-  NodeIndex nodes = files.numeric_ids ? NodeIndex::numeric(files.num_nodes, options.read.limits.max_nodes)
-                                      : NodeIndex::named(options.read.limits.max_nodes);
+  NodeIndex nodes = files.numeric_ids
+                        ? NodeIndex::numeric(files.num_nodes, options.read.limits.max_nodes)
+                        : NodeIndex::named(options.read.limits.max_nodes);
   Dataset dataset;
   dataset.name = files.graph.filename().string();
   if (!files.features.empty()) {
@@ -113,7 +114,8 @@ Dataset load_files(const FileSources& files, const DatasetOptions& options) {
   dataset.notes = std::move(loaded.notes);
   dataset.node_names = nodes.names();
   const auto num_nodes = static_cast<std::size_t>(dataset.graph.num_nodes());
-  if (files.features.empty()) dataset.features = FeatureMatrix(DenseFeatures(dataset.graph.num_nodes(), 0));
+  if (files.features.empty())
+    dataset.features = FeatureMatrix(DenseFeatures(dataset.graph.num_nodes(), 0));
   if (!files.labels.empty()) {
     LabelTable table = read_labels(files.labels, nodes, options.read, dataset.notes);
     dataset.labels = std::move(table.labels);
@@ -122,7 +124,10 @@ Dataset load_files(const FileSources& files, const DatasetOptions& options) {
     dataset.labels.assign(num_nodes, -1);
   }
   if (!files.split.empty()) {
-    dataset.split = read_split(files.split, nodes, options.read, dataset.notes);
+    dataset.split =
+        read_split(files.split, nodes, options.read, dataset.notes,
+                   files.labels.empty() ? std::span<const std::int32_t>()
+                                        : std::span<const std::int32_t>(dataset.labels));
   } else if (!files.labels.empty()) {
     dataset.split = random_split(dataset.labels, dataset.num_classes(), options.split_sizes,
                                  options.seed, dataset.notes);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "detail/boost_graph.hpp"
+#include "detail/input_file.hpp"
 #include "detail/prescan.hpp"
 #include "detail/text.hpp"
 #include "maskgat/core/error.hpp"
@@ -99,8 +100,9 @@ using UndirectedDot =
 LoadedGraph read_dot(const std::filesystem::path& path, NodeIndex& nodes,
                      const EdgeListOptions& options) {
   const std::string shown = path.string();
+  detail::InputFile file(path, kReader);
   std::string content =
-      detail::read_bounded_file(path, options.read.limits.max_file_bytes, kReader);
+      detail::read_bounded_file(file, options.read.limits.max_file_bytes, detail::Content::kText);
   const detail::DotScan scan = detail::prescan_dot(content, options.read.limits, shown);
   // Boost's tokenizer does not skip a byte-order mark.
   if (std::string_view(content).starts_with(kByteOrderMark))

@@ -17,7 +17,7 @@ constexpr std::string_view kReader = "edge_list";
 
 LoadedGraph read_edge_list(const std::filesystem::path& path, NodeIndex& nodes,
                            const EdgeListOptions& options) {
-  detail::LineReader reader(path, kReader);
+  detail::LineReader reader(path, kReader, options.read.limits.max_line_bytes);
   std::string_view line;
   std::vector<std::string_view> fields;
   EdgeList edges;
@@ -33,8 +33,7 @@ LoadedGraph read_edge_list(const std::filesystem::path& path, NodeIndex& nodes,
     auto& first_of_kind = fields.size() == 3 ? weighted_line : unweighted_line;
     if (first_of_kind == 0) first_of_kind = reader.line_number();
     if (weighted_line != 0 && unweighted_line != 0) {
-      reader.fail("this line has " + std::to_string(fields.size()) +
-                  " columns but line " +
+      reader.fail("this line has " + std::to_string(fields.size()) + " columns but line " +
                   std::to_string(fields.size() == 3 ? unweighted_line : weighted_line) + " has " +
                   (fields.size() == 3 ? "2" : "3") + ": either every edge has a weight or none");
     }

@@ -149,10 +149,11 @@ FeatureMatrix FeatureMatrix::select_rows(std::span<const NodeId> rows) const {
 FeatureTable read_features(const std::filesystem::path& path, NodeIndex& nodes,
                            const ReadOptions& options) {
   if (nodes.size() != 0 || nodes.frozen()) {
-    throw InvalidArgument("read_features: the node index must be empty: the features file "
-                          "defines the nodes");
+    throw InvalidArgument(
+        "read_features: the node index must be empty: the features file "
+        "defines the nodes");
   }
-  detail::LineReader reader(path, kReader);
+  detail::LineReader reader(path, kReader, options.limits.max_line_bytes);
   std::string_view line;
   std::vector<std::string_view> fields;
   bool have_header = false;
@@ -174,8 +175,9 @@ FeatureTable read_features(const std::filesystem::path& path, NodeIndex& nodes,
                     "(comma- or tab-separated)");
       }
       if (looks_like_data(fields)) {
-        reader.fail("the first line looks like data: expected a header row "
-                    "'node,<feature names...>'");
+        reader.fail(
+            "the first line looks like data: expected a header row "
+            "'node,<feature names...>'");
       }
       width = static_cast<std::int64_t>(fields.size()) - 1;
       if (width > options.limits.max_features) {
@@ -193,8 +195,8 @@ FeatureTable read_features(const std::filesystem::path& path, NodeIndex& nodes,
                   std::to_string(width + 1) + " (node + " + std::to_string(width) +
                   " features, as in the header)");
     }
-    const NodeId id = detail::node_id_or_throw(nodes, fields[0], kReader, reader.path(),
-                                               reader.line_number());
+    const NodeId id =
+        detail::node_id_or_throw(nodes, fields[0], kReader, reader.path(), reader.line_number());
     const auto slot = static_cast<std::size_t>(id);
     if (slot >= row_of_node.size()) row_of_node.resize(slot + 1, -1);
     if (row_of_node[slot] >= 0) {
@@ -217,7 +219,9 @@ FeatureTable read_features(const std::filesystem::path& path, NodeIndex& nodes,
       values.push_back(static_cast<float>(*value));
     }
   }
-  if (!have_header) throw ParseError(kReader, reader.path(), 0, "empty file: expected a header row 'node,<feature names...>'");
+  if (!have_header)
+    throw ParseError(kReader, reader.path(), 0,
+                     "empty file: expected a header row 'node,<feature names...>'");
   nodes.freeze();
   const std::int64_t rows = nodes.size();
   if (static_cast<std::int64_t>(line_of_row.size()) != rows) {
@@ -226,8 +230,10 @@ FeatureTable read_features(const std::filesystem::path& path, NodeIndex& nodes,
       const auto slot = static_cast<std::size_t>(id);
       if (slot >= row_of_node.size() || row_of_node[slot] < 0) {
         throw ParseError(kReader, reader.path(), 0,
-                         "node id " + std::to_string(id) + " has no row: with --numeric-ids the "
-                         "rows must cover every id from 0 to " + std::to_string(rows - 1));
+                         "node id " + std::to_string(id) +
+                             " has no row: with --numeric-ids the "
+                             "rows must cover every id from 0 to " +
+                             std::to_string(rows - 1));
       }
     }
   }
@@ -240,8 +246,9 @@ FeatureTable read_features(const std::filesystem::path& path, NodeIndex& nodes,
     std::vector<float> ordered(values.size());
     for (std::size_t id = 0; id < row_of_node.size(); ++id) {
       const auto from = static_cast<std::size_t>(row_of_node[id]) * static_cast<std::size_t>(width);
-      std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(from), width,
-                  ordered.begin() + static_cast<std::ptrdiff_t>(id * static_cast<std::size_t>(width)));
+      std::copy_n(
+          values.begin() + static_cast<std::ptrdiff_t>(from), width,
+          ordered.begin() + static_cast<std::ptrdiff_t>(id * static_cast<std::size_t>(width)));
     }
     values.swap(ordered);
   }

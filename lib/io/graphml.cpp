@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "detail/boost_graph.hpp"
+#include "detail/input_file.hpp"
 #include "detail/prescan.hpp"
 #include "detail/text.hpp"
 #include "maskgat/core/error.hpp"
@@ -198,8 +199,9 @@ using UndirectedGraphml =
 LoadedGraph read_graphml(const std::filesystem::path& path, NodeIndex& nodes,
                          const EdgeListOptions& options) {
   const std::string shown = path.string();
+  detail::InputFile file(path, kReader);
   std::string content =
-      detail::read_bounded_file(path, options.read.limits.max_file_bytes, kReader);
+      detail::read_bounded_file(file, options.read.limits.max_file_bytes, detail::Content::kText);
   const detail::GraphmlScan scan = detail::prescan_graphml(content, options.read.limits, shown);
   if (!scan.has_graph) throw ParseError(kReader, shown, 0, "no <graph> element inside <graphml>");
   // Boost rejects edges whose direction differs from the graph type, so pick it from the file.

@@ -34,7 +34,7 @@ std::vector<std::string> sort_class_names(std::vector<std::string> names) {
 
 LabelTable read_labels(const std::filesystem::path& path, const NodeIndex& nodes,
                        const ReadOptions& options, Notes& notes) {
-  detail::LineReader reader(path, kReader);
+  detail::LineReader reader(path, kReader, options.limits.max_line_bytes);
   const auto num_nodes = static_cast<std::size_t>(nodes.size());
   std::vector<std::string> names;
   std::map<std::string, std::int32_t, std::less<>> name_ids;
@@ -44,9 +44,15 @@ LabelTable read_labels(const std::filesystem::path& path, const NodeIndex& nodes
       [](std::string_view node) {
         return "label for node '" + std::string(node) + "', which is not in the graph";
       },
-      [&](std::string_view name) {
+      [&](NodeId /*node*/, std::string_view name) {
         auto found = name_ids.find(name);
         if (found == name_ids.end()) {
+          if (static_cast<std::int64_t>(names.size()) >= options.limits.max_classes) {
+            reader.fail_limit("label '" + std::string(name) + "' would be class " +
+                              std::to_string(names.size() + 1) + ", over the limit of " +
+                              std::to_string(options.limits.max_classes) +
+                              " classes (raise it with --max-classes)");
+          }
           found =
               name_ids.emplace(std::string(name), static_cast<std::int32_t>(names.size())).first;
           names.emplace_back(name);
@@ -66,7 +72,8 @@ LabelTable read_labels(const std::filesystem::path& path, const NodeIndex& nodes
   }
   table.labels.resize(num_nodes, -1);
   for (std::size_t i = 0; i < num_nodes; ++i) {
-    if (name_of_node[i] >= 0) table.labels[i] = class_of_name[static_cast<std::size_t>(name_of_node[i])];
+    if (name_of_node[i] >= 0)
+      table.labels[i] = class_of_name[static_cast<std::size_t>(name_of_node[i])];
   }
   return table;
 }

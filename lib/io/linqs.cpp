@@ -61,9 +61,10 @@ float feature_value(std::string_view token, const detail::LineReader& reader,
 }
 
 detail::LineReader open_or_explain(const std::filesystem::path& path,
-                                   const std::filesystem::path& dir, std::string_view name) {
+                                   const std::filesystem::path& dir, std::string_view name,
+                                   const Limits& limits) {
   try {
-    return detail::LineReader(path, kReader);
+    return detail::LineReader(path, kReader, limits.max_line_bytes);
   } catch (const IoError& error) {
     std::filesystem::path data_dir = dir.parent_path().parent_path();
     if (data_dir.empty()) data_dir = ".";
@@ -81,7 +82,7 @@ struct Content {
 
 Content read_content(const std::filesystem::path& path, const std::filesystem::path& dir,
                      std::string_view name, const ReadOptions& options) {
-  detail::LineReader reader = open_or_explain(path, dir, name);
+  detail::LineReader reader = open_or_explain(path, dir, name, options.limits);
   Content content{NodeIndex::named(options.limits.max_nodes), {}, {}, {}};
 
   std::vector<int> row_starts{0};
@@ -141,6 +142,12 @@ Content read_content(const std::filesystem::path& path, const std::filesystem::p
     const std::string_view label = fields.back();
     auto found = label_ids.find(label);
     if (found == label_ids.end()) {
+      if (static_cast<std::int64_t>(label_names.size()) >= options.limits.max_classes) {
+        reader.fail_limit("label '" + std::string(label) + "' would be class " +
+                          std::to_string(label_names.size() + 1) + ", over the limit of " +
+                          std::to_string(options.limits.max_classes) +
+                          " classes (raise it with --max-classes)");
+      }
       found = label_ids.emplace(std::string(label), static_cast<std::int32_t>(label_names.size()))
                   .first;
       label_names.emplace_back(label);
@@ -176,7 +183,7 @@ Content read_content(const std::filesystem::path& path, const std::filesystem::p
 Graph read_cites(const std::filesystem::path& path, const std::filesystem::path& dir,
                  std::string_view name, const NodeIndex& papers, const ReadOptions& options,
                  Notes& notes) {
-  detail::LineReader reader = open_or_explain(path, dir, name);
+  detail::LineReader reader = open_or_explain(path, dir, name, options.limits);
   const std::string content_name = std::string(name) + ".content";
   EdgeListOptions edge_options;
   edge_options.read = options;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -130,8 +131,16 @@ void write_through_named_temporary(const fs::path& path, std::string_view conten
 }  // namespace
 
 void write_file_atomically(const fs::path& path, std::string_view content, bool overwrite) {
-  std::error_code error;
-  if (!overwrite && fs::exists(path, error)) throw exists_error(path);
+  struct stat status {};
+  if (::lstat(path.c_str(), &status) == 0) {
+    // A device, FIFO, directory or symbolic link is never replaced by a regular file.
+    if (!S_ISREG(status.st_mode)) {
+      throw IoError(path.string() +
+                    ": exists and is not a regular file; only a regular file is "
+                    "ever replaced");
+    }
+    if (!overwrite) throw exists_error(path);
+  }
   remove_stale_temporaries(path);
   // The content goes to an anonymous file in the destination directory, which a kill at any
   // moment before it is named leaves nowhere: the kernel frees it.

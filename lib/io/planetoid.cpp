@@ -49,9 +49,9 @@ class Files {
     }
   }
 
-  [[nodiscard]] detail::LineReader open_text(std::string_view part) const {
+  [[nodiscard]] detail::LineReader open_text(std::string_view part, const Limits& limits) const {
     try {
-      return detail::LineReader(path(part), kReader);
+      return detail::LineReader(path(part), kReader, limits.max_line_bytes);
     } catch (const IoError& error) {
       throw IoError(std::string(error.what()) + " (fetch it with: " + fetch_command() + ")");
     }
@@ -78,7 +78,7 @@ struct TestIndex {
 };
 
 TestIndex read_test_index(const Files& files, const Limits& limits) {
-  detail::LineReader reader = files.open_text("test.index");
+  detail::LineReader reader = files.open_text("test.index", limits);
   TestIndex index;
   std::vector<std::string_view> fields;
   std::string_view line;
@@ -205,11 +205,11 @@ Dataset read_planetoid(const std::filesystem::path& dir, std::string_view name,
   // The files must agree with each other before any of them is trusted for sizes.
   const std::int64_t num_classes = ally.cols;
   if (num_classes == 0) files.fail("ally", "the matrix has 0 columns, expected one per class");
-  if (num_classes > limits.max_features) {
+  if (num_classes > limits.max_classes) {
     files.fail_limit("ally", "the matrix has " + std::to_string(num_classes) +
                                  " columns (classes), over the limit of " +
-                                 std::to_string(limits.max_features) +
-                                 " (raise it with --max-features)");
+                                 std::to_string(limits.max_classes) +
+                                 " (raise it with --max-classes)");
   }
   const std::string classes_why = "one per class, as " + files.file_name("ally");
   check_cols(files, "y", y.cols, num_classes, classes_why);

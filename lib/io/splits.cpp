@@ -39,14 +39,21 @@ const char* split_part_name(SplitPart part) noexcept {
 }
 
 std::vector<SplitPart> read_split(const std::filesystem::path& path, const NodeIndex& nodes,
-                                  const ReadOptions& options, Notes& notes) {
-  detail::LineReader reader(path, kReader);
+                                  const ReadOptions& options, Notes& notes,
+                                  std::span<const std::int32_t> labels) {
+  detail::LineReader reader(path, kReader, options.limits.max_line_bytes);
   return detail::read_node_values(
       reader, nodes, SplitPart::kNone, kWording, options.strict, notes,
       [](std::string_view node) { return "node '" + std::string(node) + "' is not in the graph"; },
-      [&](std::string_view name) {
+      [&](NodeId node, std::string_view name) {
         for (const SplitPart part : {SplitPart::kTrain, SplitPart::kVal, SplitPart::kTest}) {
-          if (name == split_part_name(part)) return part;
+          if (name != split_part_name(part)) continue;
+          const auto slot = static_cast<std::size_t>(node);
+          if (!labels.empty() && (slot >= labels.size() || labels[slot] < 0)) {
+            reader.fail("node '" + nodes.names()[slot] + "' is in '" + std::string(name) +
+                        "' but has no label: only labelled nodes can be trained or scored");
+          }
+          return part;
         }
         reader.fail("unknown split part " + detail::quoted(name) + ": expected train, val or test");
       },
@@ -78,7 +85,8 @@ std::vector<SplitPart> random_split(std::span<const std::int32_t> labels, std::i
   for (std::size_t c = 0; c < by_class.size(); ++c) {
     auto& members = by_class[c];
     shuffle(members, rng);
-    const auto take = std::min<std::size_t>(members.size(), static_cast<std::size_t>(sizes.train_per_class));
+    const auto take =
+        std::min<std::size_t>(members.size(), static_cast<std::size_t>(sizes.train_per_class));
     if (take < static_cast<std::size_t>(sizes.train_per_class)) {
       notes.push_back("random split: class " + std::to_string(c) + " has " +
                       std::to_string(members.size()) + " labelled node(s), fewer than the " +

@@ -122,6 +122,11 @@ void validate(const SyntheticOptions& options, const Limits& limits, const std::
                      std::to_string(options.nodes) + " nodes: over the node limit of " +
                          std::to_string(max_nodes) + " (raise it with --max-nodes)");
   }
+  if (options.classes > limits.max_classes) {
+    throw LimitError(kReader, name, 0,
+                     std::to_string(options.classes) + " classes: over the class limit of " +
+                         std::to_string(limits.max_classes) + " (raise it with --max-classes)");
+  }
   if (options.features > limits.max_features) {
     throw LimitError(kReader, name, 0,
                      std::to_string(options.features) + " features: over the feature limit of " +

@@ -1,11 +1,13 @@
 #include "maskgat/train/checkpoint.hpp"
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string_view>
+#include <unordered_set>
 
+#include "detail/input_file.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/output_file.hpp"
 
@@ -237,6 +239,78 @@ void check_model_size(Reader& in, const nn::ModelOptions& model, std::size_t val
   }
 }
 
+// Every field against its range and against the others: a checksum guards against accidents,
+// not against a file written to pass it. What the model and the CLI rely on must hold here.
+void check_content(const Checkpoint& checkpoint, const std::string& where) {
+  const auto fail = [&](const std::string& message) {
+    throw ParseError("checkpoint", where, 0, message);
+  };
+  const TrainOptions& options = checkpoint.options;
+  const nn::ModelOptions& model = options.model;
+  const optim::AdamOptions& adam = options.optimizer;
+  const auto in_unit = [](double value) { return value >= 0.0 && value < 1.0; };
+  if (!in_unit(model.dropout) || !in_unit(model.attention_dropout)) {
+    fail("dropout " + std::to_string(model.dropout) + " and attention dropout " +
+         std::to_string(model.attention_dropout) + ": expected both in [0, 1)");
+  }
+  if (!(adam.learning_rate > 0.0) || !std::isfinite(adam.learning_rate) || !in_unit(adam.beta1) ||
+      !in_unit(adam.beta2) || !(adam.epsilon >= 0.0) || !std::isfinite(adam.epsilon) ||
+      !(adam.weight_decay >= 0.0) || !std::isfinite(adam.weight_decay)) {
+    fail("Adam options out of range: learning rate " + std::to_string(adam.learning_rate) +
+         " (> 0), betas " + std::to_string(adam.beta1) + ", " + std::to_string(adam.beta2) +
+         " (in [0, 1)), epsilon " + std::to_string(adam.epsilon) + " and weight decay " +
+         std::to_string(adam.weight_decay) + " (>= 0, finite)");
+  }
+  if (options.epochs <= 0 || options.patience < 0) {
+    fail("epochs " + std::to_string(options.epochs) + " and patience " +
+         std::to_string(options.patience) + ": expected epochs > 0 and patience >= 0");
+  }
+  if (static_cast<std::int64_t>(checkpoint.class_names.size()) != model.classes) {
+    fail(std::to_string(checkpoint.class_names.size()) + " class names for a model of " +
+         std::to_string(model.classes) + " classes");
+  }
+  std::unordered_set<std::string_view> names;
+  for (const std::string& name : checkpoint.class_names) {
+    if (name.empty()) fail("a class name is empty");
+    if (!names.insert(name).second) fail("class name '" + name + "' appears twice");
+  }
+  const auto finite = [](const std::vector<float>& values) {
+    return std::all_of(values.begin(), values.end(), [](float v) { return std::isfinite(v); });
+  };
+  const std::size_t count = checkpoint.values.size();
+  if (!finite(checkpoint.values)) fail("the model's parameters hold a NaN or an infinity");
+  const TrainingState& state = checkpoint.state;
+  const auto check_copy = [&](const std::vector<float>& values, const char* what, bool optional) {
+    if ((optional && values.empty()) || values.size() == count) {
+      if (!finite(values)) fail(std::string(what) + " hold a NaN or an infinity");
+      return;
+    }
+    fail(std::string(what) + " hold " + std::to_string(values.size()) + " values, the model " +
+         std::to_string(count));
+  };
+  check_copy(state.best_values, "the best epoch's parameters", false);
+  check_copy(state.last_values, "the last epoch's parameters", true);
+  check_copy(state.optimizer_first, "Adam's first moments", true);
+  check_copy(state.optimizer_second, "Adam's second moments", true);
+  if (state.optimizer_first.size() != state.optimizer_second.size() ||
+      std::any_of(state.optimizer_second.begin(), state.optimizer_second.end(),
+                  [](float v) { return v < 0.0F; })) {
+    fail("Adam's moments differ in size or hold a negative second moment");
+  }
+  const bool accuracies = in_unit(state.best_accuracy) || state.best_accuracy == 1.0;
+  const bool val_accuracy = in_unit(state.best_val_accuracy) || state.best_val_accuracy == 1.0;
+  if (state.epoch < 0 || state.epoch > options.epochs || state.waiting < 0 ||
+      state.best_epoch < 0 || state.best_epoch > state.epoch || state.optimizer_steps < 0 ||
+      !accuracies || !val_accuracy || std::isnan(state.best_loss) ||
+      !std::isfinite(state.best_val_loss) || !std::isfinite(state.rng.spare_normal)) {
+    fail("the training state is inconsistent: epoch " + std::to_string(state.epoch) + " of " +
+         std::to_string(options.epochs) + ", best epoch " + std::to_string(state.best_epoch) +
+         ", waiting " + std::to_string(state.waiting) + ", Adam steps " +
+         std::to_string(state.optimizer_steps) + ", best accuracy " +
+         std::to_string(state.best_accuracy));
+  }
+}
+
 }  // namespace
 
 void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint,
@@ -267,16 +341,25 @@ void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkp
   write_file_atomically(path, content, overwrite);
 }
 
-Checkpoint load_checkpoint(const std::filesystem::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw IoError("checkpoint: " + path.string() + ": cannot open the file");
-  const std::string content((std::istreambuf_iterator<char>(file)),
-                            std::istreambuf_iterator<char>());
-  const std::string where = path.string();
+Checkpoint load_checkpoint(const std::filesystem::path& path, const Limits& limits) {
+  detail::InputFile file(path, "checkpoint");
+  const std::string& where = file.path();
   const auto error = [&](const std::string& message) {
     return ParseError("checkpoint", where, 0, message);
   };
   constexpr std::size_t kHeader = 8 + sizeof(std::uint32_t) + sizeof(std::uint64_t);
+  constexpr std::size_t kChecksum = sizeof(std::uint64_t);
+  if (const auto bytes = file.regular_size();
+      bytes && *bytes > static_cast<std::uint64_t>(limits.max_file_bytes)) {
+    throw LimitError("checkpoint", where, 0,
+                     "file is " + std::to_string(*bytes) + " bytes, over the limit of " +
+                         std::to_string(limits.max_file_bytes) +
+                         " (raise it with --max-file-bytes)");
+  }
+  // The header alone first: magic, version and payload size are known after its 20 bytes,
+  // before anything else of the file (or of a device without end) is read.
+  std::string content(kHeader, '\0');
+  content.resize(file.read(content.data(), kHeader));
   if (content.size() < kMagic.size() || content.compare(0, kMagic.size(), kMagic) != 0) {
     throw error("not a MaskGAT checkpoint (the file does not start with MGATCKPT)");
   }
@@ -289,19 +372,37 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
   }
   std::uint64_t size = 0;
   std::memcpy(&size, content.data() + 12, sizeof(size));
-  const std::size_t available = content.size() - kHeader;
-  if (available < sizeof(std::uint64_t) || size > available - sizeof(std::uint64_t)) {
-    throw error("truncated: the header announces " + std::to_string(size) +
-                " payload bytes plus an 8-byte checksum, the file has " +
-                std::to_string(available) + " bytes after the header");
+  const auto limit = static_cast<std::uint64_t>(limits.max_file_bytes);
+  if (!file.regular_size() && (size > limit || kHeader + kChecksum + size > limit)) {
+    throw LimitError("checkpoint", where, 0,
+                     "the header announces " + std::to_string(size) +
+                         " payload bytes, over the file limit of " + std::to_string(limit) +
+                         " (raise it with --max-file-bytes)");
   }
-  if (size + sizeof(std::uint64_t) != available) {
-    throw error(std::to_string(available - size - sizeof(std::uint64_t)) +
-                " unexpected bytes after the checksum");
+  // The rest, read in chunks: memory follows the bytes that arrive, not what the header claims.
+  // A regular file's size is known, so its tail is checked first; a stream is read up to one
+  // byte past the announced end, which must not be there.
+  const std::uint64_t wanted = size + kChecksum;
+  const auto regular = file.regular_size();
+  const std::uint64_t after_header =
+      regular ? *regular - std::min<std::uint64_t>(*regular, kHeader) : 0;
+  const auto truncated = [&](std::uint64_t available) {
+    return error("truncated: the header announces " + std::to_string(size) +
+                 " payload bytes plus an 8-byte checksum, the file has " +
+                 std::to_string(available) + " bytes after the header");
+  };
+  if (regular && (after_header < kChecksum || size > after_header - kChecksum)) {
+    throw truncated(after_header);
   }
-  const std::string_view payload(content.data() + kHeader, static_cast<std::size_t>(size));
+  if (regular && after_header != wanted) {
+    throw error(std::to_string(after_header - wanted) + " unexpected bytes after the checksum");
+  }
+  const std::string rest = file.read_up_to(wanted + 1);
+  if (rest.size() < wanted) throw truncated(rest.size());
+  if (rest.size() > wanted) throw error("unexpected bytes after the checksum");
+  const std::string_view payload(rest.data(), static_cast<std::size_t>(size));
   std::uint64_t checksum = 0;
-  std::memcpy(&checksum, content.data() + kHeader + size, sizeof(checksum));
+  std::memcpy(&checksum, rest.data() + size, sizeof(checksum));
   if (checksum != fnv1a(payload)) throw error("checksum mismatch: the file is corrupt");
 
   Reader in(payload, where);
@@ -321,6 +422,7 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
   in.finish();
   check_model_size(in, checkpoint.options.model, checkpoint.values.size(),
                    checkpoint.parameters.size());
+  check_content(checkpoint, where);
   return checkpoint;
 }
 

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iomanip>
 #include <memory>
 #include <optional>
 #include <span>
+#include <sstream>
 #include <string>
 
 #include "maskgat/core/error.hpp"
@@ -41,8 +43,7 @@ bool flips_signs(const TrainOptions& options) {
 }
 
 nn::ModelOptions model_options(const Dataset& dataset, const TrainOptions& options) {
-  dataset.require_features();
-  transforms::check_positional_encoding(options.positional);
+  check_model_size(options, dataset);
   nn::ModelOptions model = options.model;
   model.in_features = dataset.features.cols() + options.positional.dims;
   model.classes = dataset.num_classes();
@@ -108,6 +109,44 @@ struct TrainingField {
 };
 
 }  // namespace
+
+void check_model_size(const TrainOptions& options, const Dataset& dataset) {
+  dataset.require_features();
+  transforms::check_positional_encoding(options.positional);
+  const nn::ModelOptions& model = options.model;
+  // In double: the products of hostile widths overflow any integer type.
+  const double features = static_cast<double>(dataset.features.cols() + options.positional.dims);
+  const double hidden = static_cast<double>(model.heads) * static_cast<double>(model.hidden);
+  const double output =
+      static_cast<double>(model.output_heads) * static_cast<double>(dataset.num_classes());
+  const double layers = static_cast<double>(std::max<std::int64_t>(model.layers, 1));
+  const double weights =
+      layers == 1.0 ? features * output
+                    : features * hidden + (layers - 2.0) * hidden * hidden + hidden * output;
+  const auto number = [](double value) {
+    std::ostringstream text;
+    text << std::setprecision(3) << value;
+    return text.str();
+  };
+  const std::string shape = " (" + number(features) + " features, " + std::to_string(model.layers) +
+                            " layers of " + std::to_string(model.heads) + " heads x " +
+                            std::to_string(model.hidden) + " hidden, " +
+                            std::to_string(model.output_heads) + " output heads x " +
+                            std::to_string(dataset.num_classes()) + " classes)";
+  if (weights > static_cast<double>(options.max_parameters)) {
+    throw InvalidArgument("train: the model's projections hold " + number(weights) + " weights" +
+                          shape + ", over the limit of " + std::to_string(options.max_parameters) +
+                          " (raise it with --max-parameters)");
+  }
+  const double activations = static_cast<double>(dataset.graph.num_nodes()) *
+                             std::max(layers == 1.0 ? output : hidden, output);
+  if (activations > static_cast<double>(options.max_activations)) {
+    throw InvalidArgument(
+        "train: a layer's output over the " + std::to_string(dataset.graph.num_nodes()) +
+        " nodes holds " + number(activations) + " values" + shape + ", over the limit of " +
+        std::to_string(options.max_activations) + " (raise it with --max-activations)");
+  }
+}
 
 RowMatrix<float> logits_at(nn::Model& model, const Graph& mask, const FeatureMatrix& input,
                            std::span<const NodeId> nodes) {
@@ -270,8 +309,8 @@ struct Trainer::Impl {
   FeatureMatrix train_input;  // `input` with this step's sign flips (Laplacian encodings, no field)
   std::unique_ptr<TrainingField> training;  // when training steps run on a field
   std::optional<Field> val_field;           // the validation nodes', when validation runs on it
-  std::vector<float> signs;      // the current sign of each encoding column in `train_input`
-  std::vector<float> ratios;     // next sign over current sign, per column
+  std::vector<float> signs;   // the current sign of each encoding column in `train_input`
+  std::vector<float> ratios;  // next sign over current sign, per column
   RowMatrix<float> step_signs;
 };
 
@@ -359,6 +398,7 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
   result.val_accuracy = state.best_val_accuracy;
   result.val_loss = state.best_val_loss;
   result.ms_per_epoch = epochs_run > 0 ? total_ms / static_cast<double>(epochs_run) : 0.0;
+  result.test_nodes = static_cast<std::int64_t>(s.test_nodes.size());
   if (!s.test_nodes.empty()) result.test_accuracy = evaluate(SplitPart::kTest).accuracy;
   return result;
 }

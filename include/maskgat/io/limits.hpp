@@ -8,15 +8,22 @@
 
 namespace maskgat {
 
-/// Upper bounds a reader checks before allocating. A file that declares or implies more throws
-/// `LimitError` naming the limit and its command-line flag. Raise them for larger inputs.
+/// Upper bounds a reader checks before allocating, and while it reads: a file that declares or
+/// implies more throws `LimitError` naming the limit and its command-line flag, whatever the file
+/// is (a pipe or a device such as `/dev/zero` is refused as soon as it passes a limit, not read
+/// to its end first). With the defaults a reader's memory stays within a few GB. Raise them for
+/// larger inputs.
 struct Limits {
-  std::int64_t max_nodes = 100'000'000;           ///< `--max-nodes`
-  std::int64_t max_edges = 2'000'000'000;         ///< `--max-edges`
-  std::int64_t max_features = 1'000'000;          ///< feature width, `--max-features`
+  std::int64_t max_nodes = 100'000'000;             ///< `--max-nodes`
+  std::int64_t max_edges = 200'000'000;             ///< `--max-edges`
+  std::int64_t max_features = 1'000'000;            ///< feature width, `--max-features`
+  std::int64_t max_classes = 1'000;                 ///< distinct labels, `--max-classes`
   std::int64_t max_array_elements = 1'000'000'000;  ///< declared array sizes in binary files
-  std::int64_t max_file_bytes = std::int64_t{1} << 30;  ///< GraphML and DOT files, `--max-file-bytes`
-  std::int64_t max_nesting_depth = 256;           ///< XML / DOT nesting, `--max-nesting-depth`
+  /// Files read whole (GraphML, DOT, Planetoid pickles), `--max-file-bytes`.
+  std::int64_t max_file_bytes = std::int64_t{1} << 30;
+  /// One line of a text file (edge lists, features, labels, splits, LINQS), `--max-line-bytes`.
+  std::int64_t max_line_bytes = std::int64_t{1} << 26;
+  std::int64_t max_nesting_depth = 256;  ///< XML / DOT nesting, `--max-nesting-depth`
 };
 
 /// Options every reader takes.

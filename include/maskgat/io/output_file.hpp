@@ -21,7 +21,9 @@ namespace maskgat {
 /// @param content   the complete new content
 /// @param overwrite replace an existing `path`; without it an existing file is an error
 /// @throws IoError when `path` exists and `overwrite` is false (the message names the path and
-///         `--force`), or on any write, sync, link or rename failure (no temporary file is left).
+///         `--force`), when `path` exists and is not a regular file (a device, FIFO, directory
+///         or symbolic link is never replaced), or on any write, sync, link or rename failure
+///         (no temporary file is left).
 MASKGAT_EXPORT void write_file_atomically(const std::filesystem::path& path,
                                           std::string_view content, bool overwrite);
 

@@ -34,13 +34,15 @@ struct RandomSplitSizes {
 /// @param nodes   the frozen node index of the dataset
 /// @param options strictness (repeated lines)
 /// @param notes   receives a note counting repeated identical lines
+/// @param labels  when not empty, the class of each node (-1: unlabelled); a node without a
+///                label may then be in no part
 /// @return the part of each of the `nodes.size()` nodes
 /// @throws IoError (cannot open), ParseError (column count, unknown node, unknown part name, a
-///         node in two parts; a repeated identical line is a note, or an error when `strict`).
-[[nodiscard]] MASKGAT_EXPORT std::vector<SplitPart> read_split(const std::filesystem::path& path,
-                                                               const NodeIndex& nodes,
-                                                               const ReadOptions& options,
-                                                               Notes& notes);
+///         node in two parts, an unlabelled node in a part; a repeated identical line is a note,
+///         or an error when `strict`).
+[[nodiscard]] MASKGAT_EXPORT std::vector<SplitPart> read_split(
+    const std::filesystem::path& path, const NodeIndex& nodes, const ReadOptions& options,
+    Notes& notes, std::span<const std::int32_t> labels = {});
 
 /// A seeded stratified split of the labelled nodes (`labels[i] >= 0`): `train_per_class` nodes of
 /// each class, then `val`, then `test` nodes drawn from the rest. When fewer labelled nodes

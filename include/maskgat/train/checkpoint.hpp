@@ -10,6 +10,7 @@
 
 #include "maskgat/core/random.hpp"
 #include "maskgat/export.hpp"
+#include "maskgat/io/limits.hpp"
 #include "maskgat/nn/model.hpp"
 #include "maskgat/train/trainer.hpp"
 
@@ -61,16 +62,24 @@ struct MASKGAT_EXPORT Checkpoint {
 MASKGAT_EXPORT void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint,
                                     bool overwrite);
 
-/// Reads a file `save_checkpoint` wrote. Every count is checked against the bytes present
-/// before anything of that size is allocated.
-/// @param path the file
+/// Reads a file `save_checkpoint` wrote. The 20-byte header is read and checked first; the rest
+/// is read in chunks, so a device or a pipe is refused as soon as it goes wrong. Every count is
+/// checked against the bytes present before anything of that size is allocated, and every field
+/// against its range and the others (a valid checksum does not make a file valid).
+/// @param path   the file
+/// @param limits only `max_file_bytes` is read: the largest file accepted
 /// @return the checkpoint as saved
-/// @throws IoError when it cannot be opened; ParseError (reader `checkpoint`) naming what is
-///         wrong: not a checkpoint (magic), another format version, truncated, checksum
-///         mismatch, an unknown attention kind, a positional encoding of unknown kind or
-///         a width outside `transforms::check_positional_encoding`'s range or wider than the
-///         model's input, or sizes that contradict each other.
-[[nodiscard]] MASKGAT_EXPORT Checkpoint load_checkpoint(const std::filesystem::path& path);
+/// @throws IoError when it cannot be opened; LimitError when the file (or, for a pipe, the
+///         size its header announces) is over `max_file_bytes`; ParseError (reader `checkpoint`)
+///         naming what is wrong: not a checkpoint (magic), another format version, truncated,
+///         checksum mismatch, an unknown attention kind, a positional encoding of unknown kind
+///         or a width outside `transforms::check_positional_encoding`'s range or wider than the
+///         model's input, sizes that contradict each other, class names that are not one
+///         distinct non-empty name per output class, options out of their ranges (dropout,
+///         Adam's, epochs, patience), parameters or optimizer state that are not finite, or a
+///         training state that contradicts itself.
+[[nodiscard]] MASKGAT_EXPORT Checkpoint load_checkpoint(const std::filesystem::path& path,
+                                                        const Limits& limits = {});
 
 /// Checks that `dataset`'s features, with the checkpoint's positional encoding appended, have the
 /// width its model takes, before anything (such as the encoding) is computed for it.

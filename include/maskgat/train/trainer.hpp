@@ -40,7 +40,24 @@ struct TrainOptions {
   /// test accuracy and prediction run on the whole graph. Stored in checkpoints (files from
   /// before it train on the whole graph).
   bool receptive_field = true;
+  /// The most projection weights the model may hold (`check_model_size`); not saved.
+  std::int64_t max_parameters = 100'000'000;
+  /// The most entries of one layer's output over all nodes (nodes x heads x width); not saved.
+  std::int64_t max_activations = 1'000'000'000;
 };
+
+/// Checks, before anything is allocated, that the model `options` describe is within its limits
+/// on `dataset`: the weights of its projections (input width x output width, summed over the
+/// layers) at most `options.max_parameters`, and every layer's output over all nodes (nodes x
+/// heads x width) at most `options.max_activations`. `Trainer` calls it; the apps call it first
+/// to report a model too large for the machine as bad usage.
+/// @param options the run's settings (model shape and limits)
+/// @param dataset the data: its feature width, classes and node count
+/// @throws IoError when the dataset's features are unavailable; InvalidArgument naming the
+///         sizes and the flag that raises the limit, e.g. `train: the model's projections hold
+///         6.2e+21 weights (1433 features x 2147483647 heads x 2147483647 hidden, ...), over the
+///         limit of 100000000 (raise it with --max-parameters)`.
+MASKGAT_EXPORT void check_model_size(const TrainOptions& options, const Dataset& dataset);
 
 /// What a model trained with `options` takes as input on `dataset`: its features, with
 /// `options.positional`'s encoding of its graph appended when there is one. The trainer, and
@@ -96,7 +113,8 @@ struct FitResult {
   std::int64_t best_epoch = 0;  ///< the epoch whose parameters the model holds now
   double val_accuracy = 0.0;    ///< at `best_epoch`
   double val_loss = 0.0;        ///< at `best_epoch`
-  double test_accuracy = 0.0;   ///< with the parameters of `best_epoch`
+  double test_accuracy = 0.0;   ///< with the parameters of `best_epoch`; 0 without test nodes
+  std::int64_t test_nodes = 0;  ///< the test nodes it was measured on (0: there is none)
   double ms_per_epoch = 0.0;    ///< mean wall time of an epoch
 };
 

@@ -38,7 +38,6 @@ Pickle parse(const std::string& data, const Limits& limits = {}) {
   return Pickle(data, "planetoid", "t.pkl", limits);
 }
 
-
 // `data` with the first occurrence of `from` replaced by `to` (same length).
 std::string patched(std::string data, const std::string& from, const std::string& to) {
   const auto at = data.find(from);
@@ -492,12 +491,13 @@ TEST_SUITE("unit") {
         maskgat::detail::read_pickle(dir / "nope.pkl", "planetoid", {}),
         ("planetoid: cannot open '" + missing + "': No such file or directory").c_str(),
         maskgat::IoError);
-    const auto big = maskgat::test::write_file("pickle-files", "big.pkl", std::string(100, 'N'));
+    const auto big =
+        maskgat::test::write_file("pickle-files", "big.pkl", "\x80" + std::string(99, 'N'));
     Limits tiny;
     tiny.max_file_bytes = 10;
     CHECK_THROWS_WITH_AS(maskgat::detail::read_pickle(big, "planetoid", tiny),
                          ("planetoid: " + big.string() +
-                          ": the file has 100 bytes, over the limit of 10 (raise it with "
+                          ": file is 100 bytes, over the limit of 10 (raise it with "
                           "--max-file-bytes)")
                              .c_str(),
                          maskgat::LimitError);
