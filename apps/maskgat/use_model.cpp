@@ -38,7 +38,26 @@ struct Applied {
   // The logits of every node.
   const RowMatrix<float>& logits() {
     Rng unused(0);  // evaluation draws nothing
-    return model.forward(mask, input().view(), nn::Mode::kEval, unused);
+    return checked(model.forward(mask, input().view(), nn::Mode::kEval, unused));
+  }
+  // The logits of `nodes` alone, on their receptive field.
+  RowMatrix<float> logits_at(std::span<const NodeId> nodes) {
+    RowMatrix<float> logits = train::logits_at(model, mask, input(), nodes);
+    checked(logits);
+    return logits;
+  }
+
+  std::filesystem::path path;
+
+ private:
+  // Finite parameters can still overflow on some data; a NaN would be printed as a result.
+  const RowMatrix<float>& checked(const RowMatrix<float>& logits) const {
+    if (!logits.allFinite()) {
+      throw Error("model " + path.string() +
+                  ": its outputs on this data are not finite (NaN or infinity): the parameters "
+                  "are too large for these features");
+    }
+    return logits;
   }
 };
 
@@ -63,8 +82,8 @@ Applied apply_model(const std::filesystem::path& path, DataOptions& data, const 
   if (checkpoint.options.positional.kind != transforms::EncodingKind::kNone) {
     encoded_input = train::model_input(dataset, checkpoint.options);
   }
-  return {std::move(checkpoint), std::move(dataset), std::move(mask), std::move(model),
-          std::move(encoded_input)};
+  return {std::move(checkpoint), std::move(dataset),       std::move(mask),
+          std::move(model),      std::move(encoded_input), path};
 }
 
 // The ids of the nodes named `names`, in that order; `option` names the flag they came from.
@@ -227,7 +246,7 @@ int run_predict(PredictOptions& options) {
   RowMatrix<float> chosen_logits;
   if (!options.nodes.empty()) {
     chosen = node_ids("--nodes", options.nodes, node_names);
-    chosen_logits = train::logits_at(applied.model, applied.mask, applied.input(), chosen);
+    chosen_logits = applied.logits_at(chosen);
   }
   const RowMatrix<float>& logits = chosen.empty() ? applied.logits() : chosen_logits;
   const auto node_of = [&](std::int64_t row) {

@@ -1,5 +1,6 @@
 #include "detail/assemble.hpp"
 
+#include "detail/text.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat::detail {
@@ -38,6 +39,10 @@ NodeId node_id_or_throw(NodeIndex& nodes, std::string_view token, std::string_vi
   throw ParseError(reader, path, line, "node '" + shown + "' cannot be mapped");
 }
 
+std::string describe_edge(std::string_view source, std::string_view target, bool undirected) {
+  return "edge " + quoted(source) + (undirected ? " -- " : " -> ") + quoted(target);
+}
+
 void check_edge_limit(std::int64_t count, const EdgeListOptions& options, std::string_view reader,
                       const std::string& path, std::int64_t line) {
   const std::int64_t limit = options.read.limits.max_edges;
@@ -55,8 +60,8 @@ LoadedGraph assemble_graph(const EdgeList& edges, const NodeIndex& nodes,
   LoadedGraph loaded;
   loaded.duplicates_merged = built.removed;
   if (built.removed > 0) {
-    const std::string text = std::to_string(built.removed) +
-                             " duplicate edge(s) merged, the first weight kept";
+    const std::string text =
+        std::to_string(built.removed) + " duplicate edge(s) merged, the first weight kept";
     if (options.read.strict) throw ParseError(reader, path, 0, text + " (--strict)");
     loaded.notes.push_back(std::string(reader) + ": " + path + ": " + text);
   }

@@ -23,6 +23,9 @@ LoadedGraph assemble_graph(const EdgeList& edges, const NodeIndex& nodes,
                            const EdgeListOptions& options, std::string_view reader,
                            const std::string& path);
 
+// `edge 'source' -> 'target'` (`--` when undirected), to start a message about one edge.
+std::string describe_edge(std::string_view source, std::string_view target, bool undirected);
+
 // Throws LimitError if `count` edges would exceed `options.read.limits.max_edges`.
 void check_edge_limit(std::int64_t count, const EdgeListOptions& options, std::string_view reader,
                       const std::string& path, std::int64_t line);

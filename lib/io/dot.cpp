@@ -1,115 +1,339 @@
 #include "maskgat/io/dot.hpp"
 
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/graphviz.hpp>
-#include <boost/property_map/dynamic_property_map.hpp>
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
 
-#include "detail/boost_graph.hpp"
+#include "detail/assemble.hpp"
+#include "detail/dot_lexer.hpp"
 #include "detail/input_file.hpp"
-#include "detail/prescan.hpp"
 #include "detail/text.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat {
 namespace {
 
+using detail::DotToken;
+
 constexpr std::string_view kReader = "dot";
-constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 // Graphviz's own default for an edge without a `weight` attribute.
 constexpr float kDefaultWeight = 1.0F;
 
-struct DotVertex {
-  std::string name;
-};
-struct DotEdge {
-  std::string weight;
-  bool has_weight = false;
+// The nodes an edge statement joins at one step: one node, or every node of a subgraph. A range
+// of `members_`.
+struct Operand {
+  std::size_t begin;
+  std::size_t end;
 };
 
-// The edge `weight` attribute as text, recording whether the edge had one: `weight=""` and no
-// attribute at all must not look alike.
-template <typename BglGraph>
-class WeightMap {
+// An open `{`: the graph's body or a subgraph.
+struct Frame {
+  std::int64_t line;                       // of its `{`
+  std::size_t members_begin;               // the nodes named inside it are members_[begin, ...)
+  std::optional<std::string> edge_weight;  // `edge [weight=...]` in force
+  std::vector<Operand> chain;              // the operands of the edge statement being read
+  std::int64_t chain_line = 0;             // where that statement's first edge operator is
+  bool expect_operand = false;             // an edge operator was just read
+};
+
+// The DOT grammar (graph, statements, edge chains with subgraphs as ends, attribute lists), read
+// with an explicit stack of open braces instead of recursion, so any nesting costs heap, not
+// stack, and is bounded by `max_nesting_depth`.
+class DotParser {
  public:
-  using key_type = typename boost::graph_traits<BglGraph>::edge_descriptor;
-  using value_type = std::string;
-  using reference = std::string;
-  using category = boost::read_write_property_map_tag;
+  DotParser(std::string_view text, NodeIndex& nodes, const EdgeListOptions& options,
+            std::string path)
+      : lexer_(text, std::move(path), kReader), nodes_(nodes), options_(options) {}
 
-  explicit WeightMap(BglGraph& graph) : graph_(&graph) {}
-
-  friend std::string get(const WeightMap& map, const key_type& edge) {
-    return (*map.graph_)[edge].weight;
-  }
-  friend void put(const WeightMap& map, const key_type& edge, const std::string& value) {
-    DotEdge& data = (*map.graph_)[edge];
-    data.weight = value;
-    data.has_weight = true;
+  LoadedGraph read() {
+    read_header();
+    read_body();
+    advance();
+    if (token_ == DotToken::kCloseBrace) fail(lexer_.line(), "'}' has no matching '{'");
+    if (token_ != DotToken::kEnd) {
+      fail(lexer_.line(),
+           describe_token() + " after the graph's closing '}': a file holds one graph");
+    }
+    if (!weighted_) edges_.weights.clear();
+    if (strict_) drop_repeated_edges();
+    EdgeListOptions assembly = options_;
+    assembly.undirected = options_.undirected || !directed_;
+    return detail::assemble_graph(edges_, nodes_, assembly, kReader, lexer_.path());
   }
 
  private:
-  BglGraph* graph_;
+  [[noreturn]] void fail(std::int64_t line, const std::string& message) const {
+    lexer_.fail(line, message);
+  }
+  std::string describe_token() const { return detail::describe(token_, lexer_.text()); }
+  void advance() { token_ = lexer_.next(); }
+  void expect(DotToken token, const std::string& what, const std::string& context) {
+    if (token_ != token) {
+      fail(lexer_.line(), "expected " + what + " " + context + ", got " + describe_token());
+    }
+  }
+
+  void read_header() {
+    const char* const expected = "expected 'graph' or 'digraph' (optionally after 'strict')";
+    advance();
+    if (token_ == DotToken::kEnd) fail(0, "no graph: expected 'graph' or 'digraph'");
+    if (token_ == DotToken::kStrict) {
+      strict_ = true;
+      advance();
+    }
+    if (token_ != DotToken::kGraph && token_ != DotToken::kDigraph) {
+      fail(lexer_.line(), std::string(expected) + " at the start of the file, got " +
+                              detail::quoted(lexer_.text()));
+    }
+    directed_ = token_ == DotToken::kDigraph;
+    advance();
+    if (token_ == DotToken::kId) advance();  // the graph's name
+    expect(DotToken::kOpenBrace, "'{'", "to open the graph");
+    open_frame();
+  }
+
+  void open_frame() {
+    const auto depth = static_cast<std::int64_t>(frames_.size()) + 1;
+    if (depth > options_.read.limits.max_nesting_depth) {
+      throw LimitError(kReader, lexer_.path(), lexer_.line(),
+                       "nesting depth " + std::to_string(depth) + " exceeds the limit of " +
+                           std::to_string(options_.read.limits.max_nesting_depth) +
+                           " (raise it with --max-nesting-depth)");
+    }
+    Frame frame{lexer_.line(), members_.size(), std::nullopt, {}, 0, false};
+    if (!frames_.empty()) frame.edge_weight = frames_.back().edge_weight;
+    frames_.push_back(std::move(frame));
+  }
+
+  // Statements until the graph's closing brace; the current token is the `{` that opened it.
+  void read_body() {
+    advance();
+    while (true) {
+      Frame& frame = frames_.back();
+      if (token_ == DotToken::kEnd) {
+        fail(lexer_.line(), "unexpected end of file: '{' opened at line " +
+                                std::to_string(frame.line) + " is not closed");
+      }
+      if (frame.expect_operand && token_ != DotToken::kId && token_ != DotToken::kOpenBrace &&
+          token_ != DotToken::kSubgraph) {
+        fail(lexer_.line(),
+             "expected a node or a subgraph after the edge operator, got " + describe_token());
+      }
+      switch (token_) {
+        case DotToken::kCloseBrace:
+          if (close_frame()) return;
+          advance();
+          after_operand();
+          break;
+        case DotToken::kSemicolon:
+          advance();
+          break;
+        case DotToken::kGraph:
+        case DotToken::kNode:
+        case DotToken::kEdge:
+          read_default_attributes();
+          break;
+        case DotToken::kSubgraph:
+          advance();
+          if (token_ == DotToken::kId) advance();
+          expect(DotToken::kOpenBrace, "'{'",
+                 "after 'subgraph' (references to subgraphs are not read)");
+          open_frame();
+          advance();
+          break;
+        case DotToken::kOpenBrace:
+          open_frame();
+          advance();
+          break;
+        case DotToken::kId:
+          read_id_statement();
+          break;
+        default:
+          fail(lexer_.line(), "unexpected " + describe_token() + " where a statement starts");
+      }
+    }
+  }
+
+  // `graph|node|edge [attributes]`: of these defaults only the edges' weight is read.
+  void read_default_attributes() {
+    const DotToken kind = token_;
+    const std::string keyword = lexer_.text();
+    advance();
+    expect(DotToken::kOpenBracket, "'['", "after the keyword '" + keyword + "'");
+    const std::optional<std::string> weight = read_attributes();
+    if (kind == DotToken::kEdge && weight) frames_.back().edge_weight = weight;
+  }
+
+  // `ID = ID` (a graph attribute, not read), or a node, maybe the start of an edge statement.
+  void read_id_statement() {
+    const std::string id = lexer_.text();
+    const std::int64_t line = lexer_.line();
+    advance();
+    if (token_ == DotToken::kEquals && !frames_.back().expect_operand) {
+      advance();
+      expect(DotToken::kId, "an ID", "after '='");
+      advance();
+      return;
+    }
+    // A port (`node:port[:compass]`) names a point of the node; the node is what counts.
+    for (int part = 0; part < 2 && token_ == DotToken::kColon; ++part) {
+      advance();
+      expect(DotToken::kId, "a port name", "after ':'");
+      advance();
+    }
+    members_.push_back(detail::node_id_or_throw(nodes_, id, kReader, lexer_.path(), line));
+    frames_.back().chain.push_back({members_.size() - 1, members_.size()});
+    after_operand();
+  }
+
+  // Closes the innermost brace; true when it was the graph's. A subgraph's members become one
+  // operand of the statement around it.
+  bool close_frame() {
+    Frame closed = std::move(frames_.back());
+    frames_.pop_back();
+    if (closed.expect_operand) {
+      fail(lexer_.line(), "expected a node or a subgraph after the edge operator, got '}'");
+    }
+    if (frames_.empty()) return true;
+    // Each member once, in id order (the edges they get are the same either way).
+    const auto begin = members_.begin() + static_cast<std::ptrdiff_t>(closed.members_begin);
+    std::sort(begin, members_.end());
+    members_.erase(std::unique(begin, members_.end()), members_.end());
+    frames_.back().chain.push_back({closed.members_begin, members_.size()});
+    return false;
+  }
+
+  // After a node or subgraph: an edge operator continues the statement, anything else ends it
+  // (after its attributes, if any).
+  void after_operand() {
+    Frame& frame = frames_.back();
+    frame.expect_operand = false;
+    if (token_ == DotToken::kDirectedEdge || token_ == DotToken::kUndirectedEdge) {
+      const bool arrow = token_ == DotToken::kDirectedEdge;
+      if (arrow != directed_) {
+        fail(lexer_.line(), std::string(arrow ? "'->' in an undirected graph: use '--'"
+                                              : "'--' in a directed graph: use '->'"));
+      }
+      if (frame.chain.size() == 1) frame.chain_line = lexer_.line();
+      frame.expect_operand = true;
+      advance();
+      return;
+    }
+    std::optional<std::string> weight = frame.edge_weight;
+    if (token_ == DotToken::kOpenBracket) {
+      if (const auto given = read_attributes()) weight = given;
+    }
+    add_chain_edges(frame, weight);
+    frame.chain.clear();
+    // Outside every subgraph no statement needs the nodes it named any more.
+    if (frames_.size() == 1) members_.clear();
+  }
+
+  // `[name=value, ...]...`, the current token the first `[`; returns the value of `weight`.
+  std::optional<std::string> read_attributes() {
+    std::optional<std::string> weight;
+    while (token_ == DotToken::kOpenBracket) {
+      const std::int64_t open = lexer_.line();
+      advance();
+      while (token_ != DotToken::kCloseBracket) {
+        const std::string context = "in the '[' opened at line " + std::to_string(open);
+        expect(DotToken::kId, "an attribute name or ']'", context);
+        const std::string name = lexer_.text();
+        advance();
+        expect(DotToken::kEquals, "'='", "after the attribute " + detail::quoted(name));
+        advance();
+        expect(DotToken::kId, "a value", "for the attribute " + detail::quoted(name));
+        if (name == "weight") weight = lexer_.text();
+        advance();
+        if (token_ == DotToken::kComma || token_ == DotToken::kSemicolon) advance();
+      }
+      advance();
+    }
+    return weight;
+  }
+
+  void add_chain_edges(const Frame& frame, const std::optional<std::string>& weight_text) {
+    if (frame.chain.size() < 2) return;
+    float weight = kDefaultWeight;
+    if (weight_text) {
+      weighted_ = true;
+      const Operand& first = frame.chain.front();
+      const Operand& second = frame.chain[1];
+      const auto describe = [&] {
+        return detail::describe_edge(nodes_.name(members_[first.begin]),
+                                     nodes_.name(members_[second.begin]), !directed_);
+      };
+      const auto parsed = detail::parse_number(*weight_text);
+      if (!parsed) {
+        fail(frame.chain_line,
+             describe() + ": weight " + detail::quoted(*weight_text) + " is not a number");
+      }
+      if (!std::isfinite(*parsed) || !std::isfinite(static_cast<float>(*parsed))) {
+        fail(frame.chain_line,
+             describe() + ": weight " + detail::quoted(*weight_text) + " is not finite");
+      }
+      weight = static_cast<float>(*parsed);
+    }
+    for (std::size_t step = 0; step + 1 < frame.chain.size(); ++step) {
+      const Operand& from = frame.chain[step];
+      const Operand& to = frame.chain[step + 1];
+      const auto added = static_cast<std::int64_t>((from.end - from.begin) * (to.end - to.begin));
+      detail::check_edge_limit(static_cast<std::int64_t>(edges_.sources.size()) + added, options_,
+                               kReader, lexer_.path(), frame.chain_line);
+      for (std::size_t s = from.begin; s < from.end; ++s) {
+        for (std::size_t t = to.begin; t < to.end; ++t) {
+          edges_.sources.push_back(members_[s]);
+          edges_.targets.push_back(members_[t]);
+          edges_.weights.push_back(weight);
+        }
+      }
+    }
+  }
+
+  // A `strict` graph keeps one edge per pair of nodes (either order when undirected): the first.
+  void drop_repeated_edges() {
+    std::unordered_set<std::uint64_t> seen;
+    std::size_t kept = 0;
+    for (std::size_t e = 0; e < edges_.sources.size(); ++e) {
+      auto a = static_cast<std::uint32_t>(edges_.sources[e]);
+      auto b = static_cast<std::uint32_t>(edges_.targets[e]);
+      if (!directed_ && b < a) std::swap(a, b);
+      if (!seen.insert((std::uint64_t{a} << 32) | b).second) continue;
+      edges_.sources[kept] = edges_.sources[e];
+      edges_.targets[kept] = edges_.targets[e];
+      if (!edges_.weights.empty()) edges_.weights[kept] = edges_.weights[e];
+      ++kept;
+    }
+    edges_.sources.resize(kept);
+    edges_.targets.resize(kept);
+    if (!edges_.weights.empty()) edges_.weights.resize(kept);
+  }
+
+  detail::DotLexer lexer_;
+  NodeIndex& nodes_;
+  const EdgeListOptions& options_;
+  DotToken token_ = DotToken::kEnd;
+  bool strict_ = false;
+  bool directed_ = true;
+  bool weighted_ = false;
+  std::vector<Frame> frames_;
+  std::vector<NodeId> members_;  // nodes named inside the open subgraphs, outermost first
+  EdgeList edges_;
 };
-
-float weight_or_throw(const std::string& text, const std::string& edge, const std::string& path) {
-  const auto weight = detail::parse_number(text);
-  if (!weight) {
-    throw ParseError(kReader, path, 0,
-                     edge + ": weight " + detail::quoted(text) + " is not a number");
-  }
-  if (!std::isfinite(*weight) || !std::isfinite(static_cast<float>(*weight))) {
-    throw ParseError(kReader, path, 0,
-                     edge + ": weight " + detail::quoted(text) + " is not finite");
-  }
-  return static_cast<float>(*weight);
-}
-
-template <typename BglGraph>
-LoadedGraph load(const std::string& content, NodeIndex& nodes, const EdgeListOptions& options,
-                 const std::string& path) {
-  BglGraph graph;
-  boost::dynamic_properties properties(boost::ignore_other_properties);
-  properties.property("node_id", boost::get(&DotVertex::name, graph));
-  properties.property("weight", WeightMap<BglGraph>(graph));
-  detail::run_boost_reader([&] { boost::read_graphviz(content, graph, properties, "node_id"); },
-                           "read_graphviz", kReader, path);
-
-  bool weighted = false;
-  for (auto [edge, end] = boost::edges(graph); edge != end; ++edge) {
-    weighted = weighted || graph[*edge].has_weight;
-  }
-  // Boost creates vertices in byte order of their names, so ids follow that order.
-  const auto name_of = [&](std::size_t v) -> const std::string& { return graph[v].name; };
-  const auto weight_of = [&](const auto& edge, const auto& describe) {
-    const DotEdge& data = graph[edge];
-    return data.has_weight ? weight_or_throw(data.weight, describe(), path) : kDefaultWeight;
-  };
-  return detail::assemble_boost_graph(graph, name_of, weighted, weight_of, nodes, options, kReader,
-                                      path);
-}
-
-using DirectedDot =
-    boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, DotVertex, DotEdge>;
-using UndirectedDot =
-    boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, DotVertex, DotEdge>;
 
 }  // namespace
 
 LoadedGraph read_dot(const std::filesystem::path& path, NodeIndex& nodes,
                      const EdgeListOptions& options) {
-  const std::string shown = path.string();
   detail::InputFile file(path, kReader);
-  std::string content =
+  const std::string content =
       detail::read_bounded_file(file, options.read.limits.max_file_bytes, detail::Content::kText);
-  const detail::DotScan scan = detail::prescan_dot(content, options.read.limits, shown);
-  // Boost's tokenizer does not skip a byte-order mark.
-  if (std::string_view(content).starts_with(kByteOrderMark))
-    content.erase(0, kByteOrderMark.size());
-  // read_graphviz rejects a file whose kind differs from the graph type, so pick it from the file.
-  if (scan.directed) return load<DirectedDot>(content, nodes, options, shown);
-  return load<UndirectedDot>(content, nodes, options, shown);
+  return DotParser(content, nodes, options, file.path()).read();
 }
 
 }  // namespace maskgat

@@ -88,4 +88,8 @@ std::vector<std::string> NodeIndex::names() const {
   return result;
 }
 
+std::string NodeIndex::name(NodeId id) const {
+  return numeric_ ? std::to_string(id) : names_[static_cast<std::size_t>(id)];
+}
+
 }  // namespace maskgat

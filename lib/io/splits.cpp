@@ -50,7 +50,7 @@ std::vector<SplitPart> read_split(const std::filesystem::path& path, const NodeI
           if (name != split_part_name(part)) continue;
           const auto slot = static_cast<std::size_t>(node);
           if (!labels.empty() && (slot >= labels.size() || labels[slot] < 0)) {
-            reader.fail("node '" + nodes.names()[slot] + "' is in '" + std::string(name) +
+            reader.fail("node '" + nodes.name(node) + "' is in '" + std::string(name) +
                         "' but has no label: only labelled nodes can be trained or scored");
           }
           return part;

@@ -2,7 +2,8 @@
 # A fuzzing campaign over the fuzz targets, one after another:
 #   tests/fuzz/campaign.sh BUILD_DIR SECONDS [TARGET...]
 # BUILD_DIR is a build configured with -DMASKGAT_FUZZ=ON (clang, see README.md here). Each target
-# fuzzes for SECONDS from the committed corpus (corpus/<target>, read only) into a scratch corpus
+# fuzzes for SECONDS from the committed corpus (corpus/<target>, read only; a differential
+# target <reader>_vs_boost uses corpus/<reader>) into a scratch corpus
 # under $MASKGAT_FUZZ_WORK (default /tmp/maskgat-fuzz-campaign); crashes, leaks, timeouts and
 # over-limit allocations are saved there as artifacts. Afterwards the inputs that add coverage are
 # merged into corpus/<target> (review and commit them), and a summary line per target is printed:
@@ -18,7 +19,8 @@ seconds="$2"
 shift 2
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(edge_list features labels split graphml dot pickle checkpoint linqs)
+  targets=(edge_list features labels split graphml dot graphml_vs_boost dot_vs_boost pickle
+           checkpoint linqs)
 fi
 work="${MASKGAT_FUZZ_WORK:-/tmp/maskgat-fuzz-campaign}"
 for target in "${targets[@]}"; do
@@ -27,6 +29,7 @@ for target in "${targets[@]}"; do
     echo "error: $binary not found; build with -DMASKGAT_FUZZ=ON first" >&2
     exit 2
   fi
+  corpus="$here/corpus/${target%_vs_boost}"  # a differential target shares its reader's corpus
   scratch="$work/$target"
   artifacts="$work/artifacts/$target"
   mkdir -p "$scratch" "$artifacts"
@@ -34,8 +37,8 @@ for target in "${targets[@]}"; do
   # Findings do not stop the campaign (-fork keeps going past crashes); they are counted below.
   "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
     -max_len=4096 -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-    -artifact_prefix="$artifacts/" "$scratch" "$here/corpus/$target" > "$log" 2>&1 || true
-  "$binary" -merge=1 "$here/corpus/$target" "$scratch" >> "$log" 2>&1
+    -artifact_prefix="$artifacts/" "$scratch" "$corpus" > "$log" 2>&1 || true
+  "$binary" -merge=1 "$corpus" "$scratch" >> "$log" 2>&1
   stats=$(grep -E '^#[0-9]+: cov' "$log" | tail -1 || true)
   findings=$(find "$artifacts" -type f | wc -l)
   echo "$target: ${stats:-no stats}; findings: $findings (artifacts in $artifacts)"

@@ -1,4 +1,4 @@
-// Fuzz target: the DOT reader (MaskGAT's pre-scan, then Boost.Graph's read_graphviz).
+// Fuzz target: the DOT reader.
 
 #include "fuzz/fuzz_input.hpp"
 #include "maskgat/io/dot.hpp"

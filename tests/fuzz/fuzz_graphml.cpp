@@ -1,4 +1,4 @@
-// Fuzz target: the GraphML reader (MaskGAT's pre-scan, then Boost.Graph's read_graphml).
+// Fuzz target: the GraphML reader.
 
 #include "fuzz/fuzz_input.hpp"
 #include "maskgat/io/graphml.hpp"

@@ -71,6 +71,10 @@ class MASKGAT_EXPORT NodeIndex {
   /// The name of every node in id order (numeric mode: the decimal ids).
   /// @return `size()` names
   [[nodiscard]] std::vector<std::string> names() const;
+  /// The name of one node, as `names()[id]` without copying them all.
+  /// @param id a node id in [0, size())
+  /// @return its token (numeric: the id written in decimal)
+  [[nodiscard]] std::string name(NodeId id) const;
 
  private:
   NodeIndex(bool numeric, std::int64_t fixed_count, std::int64_t max_nodes);

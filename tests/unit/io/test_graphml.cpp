@@ -73,22 +73,28 @@ TEST_SUITE("unit") {
     CHECK(loaded.result.notes.empty());
   }
 
-  TEST_CASE("GraphML reader: without a name key - tokens are positions in the file") {
-    const Loaded loaded = load(fixture("graphml/positional.graphml"));
+  TEST_CASE("GraphML reader: without a name key - tokens are the node ids") {
+    const Loaded loaded = load(fixture("graphml/node_ids.graphml"));
     const auto& graph = loaded.result.graph;
     CHECK(graph.num_nodes() == 4);
     CHECK(graph.num_edges() == 3);
     CHECK_FALSE(graph.has_weights());
-    CHECK(loaded.nodes.names() == Names{"0", "1", "2", "3"});
-    CHECK(in_names(loaded, "1") == Names{"0", "2"});
-    CHECK(in_names(loaded, "2") == Names{"0"});
+    CHECK(loaded.nodes.names() == Names{"n0", "n1", "n2", "n3"});
+    CHECK(in_names(loaded, "n1") == Names{"n0", "n2"});
+    CHECK(in_names(loaded, "n2") == Names{"n0"});
     CHECK(graph.in_degree(3) == 0);
     CHECK(graph.out_degree(3) == 0);
 
+    const auto numbered_file =
+        write_file("graphml-numeric", "numeric.graphml",
+                   "<graphml><graph edgedefault=\"directed\"><node id=\"2\"/><node id=\"0\"/>"
+                   "<edge source=\"2\" target=\"0\"/></graph></graphml>\n");
     NodeIndex numeric = NodeIndex::numeric(-1, kMaxNodes);
-    const auto numbered = maskgat::read_graphml(fixture("graphml/positional.graphml"), numeric, {});
-    CHECK(numeric.size() == 4);
-    CHECK(numbered.graph.num_edges() == 3);
+    const auto numbered = maskgat::read_graphml(numbered_file, numeric, {});
+    CHECK(numeric.size() == 3);
+    const auto sources = numbered.graph.in_neighbors(0);
+    CHECK(std::vector<maskgat::NodeId>(sources.begin(), sources.end()) ==
+          std::vector<maskgat::NodeId>{2});
   }
 
   TEST_CASE("GraphML reader: an undirected graph gives both directions") {
@@ -136,13 +142,13 @@ TEST_SUITE("unit") {
     static_cast<void>(nodes.insert("bob", status));
     nodes.freeze();
     const auto path = fixture("graphml/directed_named.graphml");
-    const std::string message =
-        "graphml: " + path.string() + ": unknown node 'carol': it has no row in the features file";
+    const std::string message = "graphml: " + path.string() +
+                                ":10: unknown node 'carol': it has no row in the features file";
     CHECK_THROWS_WITH_AS(static_cast<void>(maskgat::read_graphml(path, nodes, {})), message.c_str(),
                          ParseError);
   }
 
-  TEST_CASE("GraphML reader: malformed XML is located by the pre-scan") {
+  TEST_CASE("GraphML reader: malformed XML is located by its line") {
     const auto mismatched = write_file("graphml-bad", "mismatched.graphml",
                                        "<graphml>\n  <graph edgedefault=\"directed\">\n"
                                        "    <node id=\"a\">\n  </graph>\n</graphml>\n");
@@ -172,16 +178,17 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(read(bare), message.c_str(), ParseError);
   }
 
-  TEST_CASE("GraphML reader: XML errors the pre-scan lets through come from Boost") {
+  TEST_CASE("GraphML reader: what GraphML does not allow names its line") {
     const auto unquoted =
         write_file("graphml-boost", "unquoted.graphml",
                    "<graphml>\n<graph edgedefault=directed>\n</graph>\n</graphml>\n");
     std::string message = "graphml: " + unquoted.string() +
-                          ": Boost.Graph read_graphml: <unspecified file>(2): expected ' or \"";
+                          ":2: the value of the attribute 'edgedefault' in the tag <graph> is not "
+                          "quoted";
     CHECK_THROWS_WITH_AS(read(unquoted), message.c_str(), ParseError);
 
     const auto root = write_file("graphml-boost", "root.graphml", "<gml><graph/></gml>\n");
-    message = "graphml: " + root.string() + ": Boost.Graph read_graphml: No such node (graphml)";
+    message = "graphml: " + root.string() + ":1: the root element is <gml>, expected <graphml>";
     CHECK_THROWS_WITH_AS(read(root), message.c_str(), ParseError);
 
     const auto mixed =
@@ -189,8 +196,8 @@ TEST_SUITE("unit") {
                    "<graphml><graph edgedefault=\"directed\"><node id=\"a\"/><node id=\"b\"/>"
                    "<edge source=\"a\" target=\"b\" directed=\"false\"/></graph></graphml>\n");
     message = "graphml: " + mixed.string() +
-              ": Boost.Graph read_graphml: read_graphviz: Tried to read an undirected graph into a "
-              "directed graph.";
+              ":1: edge 'a' -- 'b' is undirected in a graph whose edges are directed (the first "
+              "<graph>'s edgedefault): mixed graphs are not supported";
     CHECK_THROWS_WITH_AS(read(mixed), message.c_str(), ParseError);
 
     const auto empty = write_file("graphml-boost", "empty.graphml", "<graphml></graphml>\n");
@@ -222,7 +229,7 @@ TEST_SUITE("unit") {
                                 "--max-nesting-depth)";
     CHECK_THROWS_WITH_AS(read(path), message.c_str(), LimitError);
 
-    // Raised, the file passes the pre-scan and Boost reads it (it has no graph).
+    // Raised, the file is read (it has no graph).
     EdgeListOptions raised;
     raised.read.limits.max_nesting_depth = 300;
     const std::string no_graph =
@@ -239,7 +246,21 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(read(named, lowered), shallow.c_str(), LimitError);
   }
 
-  TEST_CASE("GraphML reader: 10^5 nested elements are rejected before Boost recurses") {
+  TEST_CASE(
+      "GraphML reader: nothing recurses - 10^5 nested graphs are read when the limit allows") {
+    std::string text = "<graphml>";
+    for (int level = 0; level < 100'000; ++level) text += "<graph edgedefault=\"directed\">";
+    text += "<node id=\"a\"/><node id=\"b\"/><edge source=\"a\" target=\"b\"/>";
+    for (int level = 0; level < 100'000; ++level) text += "</graph>";
+    const auto path = write_file("graphml-deepest", "deepest.graphml", text + "</graphml>\n");
+    EdgeListOptions raised;
+    raised.read.limits.max_nesting_depth = 100'002;
+    const Loaded loaded = load(path, raised);
+    CHECK(loaded.result.graph.num_edges() == 1);
+    CHECK(in_names(loaded, "b") == Names{"a"});
+  }
+
+  TEST_CASE("GraphML reader: 10^5 nested elements are rejected at the limit") {
     const auto path = write_file("graphml-deeper", "deeper.graphml", nested_graphml(100'000, ""));
     const std::string message = "graphml: " + path.string() +
                                 ":1: nesting depth 257 exceeds the limit of 256 (raise it with "
@@ -260,31 +281,36 @@ TEST_SUITE("unit") {
   TEST_CASE("GraphML reader: bad weights") {
     const auto text = write_file("graphml-weight", "text.graphml", with_edge("heavy"));
     std::string message =
-        "graphml: " + text.string() + ": edge 'a' -> 'b': weight 'heavy' is not a number";
+        "graphml: " + text.string() + ":7: edge 'a' -> 'b': weight 'heavy' is not a number";
     CHECK_THROWS_WITH_AS(read(text), message.c_str(), ParseError);
 
     const auto infinite = write_file("graphml-weight", "inf.graphml", with_edge("inf"));
-    message = "graphml: " + infinite.string() + ": edge 'a' -> 'b': weight 'inf' is not finite";
+    message = "graphml: " + infinite.string() + ":7: edge 'a' -> 'b': weight 'inf' is not finite";
     CHECK_THROWS_WITH_AS(read(infinite), message.c_str(), ParseError);
 
     const auto huge = write_file("graphml-weight", "huge.graphml", with_edge("1e300"));
-    message = "graphml: " + huge.string() + ": edge 'a' -> 'b': weight '1e300' is not finite";
+    message = "graphml: " + huge.string() + ":7: edge 'a' -> 'b': weight '1e300' is not finite";
     CHECK_THROWS_WITH_AS(read(huge), message.c_str(), ParseError);
 
     std::string typed = with_edge("abc");
     typed.replace(typed.find("attr.type=\"string\"/>\n  <graph"), 18, "attr.type=\"double\"");
-    const auto boost_cast = write_file("graphml-weight", "double.graphml", typed);
+    const auto typed_file = write_file("graphml-weight", "double.graphml", typed);
     message =
-        "graphml: " + boost_cast.string() +
-        ": Boost.Graph read_graphml: parse error: invalid value \"abc\" for key weight of type "
-        "double";
-    CHECK_THROWS_WITH_AS(read(boost_cast), message.c_str(), ParseError);
+        "graphml: " + typed_file.string() + ":7: edge 'a' -> 'b': weight 'abc' is not a number";
+    CHECK_THROWS_WITH_AS(read(typed_file), message.c_str(), ParseError);
+
+    std::string integral = with_edge("1.5");
+    integral.replace(integral.find("attr.type=\"string\"/>\n  <graph"), 18, "attr.type=\"int\"");
+    const auto int_file = write_file("graphml-weight", "int.graphml", integral);
+    message = "graphml: " + int_file.string() +
+              ":7: edge 'a' -> 'b': weight '1.5' is not an integer (key 'd1' has attr.type 'int')";
+    CHECK_THROWS_WITH_AS(read(int_file), message.c_str(), ParseError);
 
     const auto missing = write_file(
         "graphml-weight", "missing.graphml",
         std::string(kHeader) + "    <edge source=\"b\" target=\"a\"/>\n  </graph>\n</graphml>\n");
     message = "graphml: " + missing.string() +
-              ": edge 'b' -> 'a': no 'weight' value, and key 'd1' has no default";
+              ":7: edge 'b' -> 'a': no 'weight' value, and key 'd1' has no default";
     CHECK_THROWS_WITH_AS(read(missing), message.c_str(), ParseError);
   }
 
@@ -296,8 +322,8 @@ TEST_SUITE("unit") {
         "graphml-names", "unnamed.graphml",
         keys +
             "<node id=\"a\"><data key=\"k\">a</data></node><node id=\"b\"/>\n</graph></graphml>\n");
-    std::string message = "graphml: " + unnamed.string() +
-                          ": node 1 (0-based, in file order) has no 'name' value (key 'k')";
+    std::string message =
+        "graphml: " + unnamed.string() + ":4: node 'b' has no 'name' value (key 'k')";
     CHECK_THROWS_WITH_AS(read(unnamed), message.c_str(), ParseError);
 
     const auto twice = write_file("graphml-names", "twice.graphml",
@@ -305,8 +331,8 @@ TEST_SUITE("unit") {
                                       "<node id=\"a\"><data key=\"k\">x</data></node>\n"
                                       "<node id=\"b\"><data key=\"k\">x</data></node>\n"
                                       "</graph></graphml>\n");
-    message = "graphml: " + twice.string() +
-              ": nodes 0 and 1 (0-based, in file order) have the same name 'x'";
+    message =
+        "graphml: " + twice.string() + ":5: nodes 'a' (line 4) and 'b' have the same name 'x'";
     CHECK_THROWS_WITH_AS(read(twice), message.c_str(), ParseError);
   }
 

@@ -188,8 +188,9 @@ std::vector<Case> cases() {
            "<edge source=\"a\" target=\"b\"><data key=\"w\">nan</data></edge></graph></graphml>",
        Kind::kParse, "weight 'nan' is not finite"},
       {"GraphML", "unknown ids (edge to an undeclared node)",
-       graphml_head + "<edge source=\"a\" target=\"zz\"/></graph></graphml>", Kind::kParse,
-       "1 edge end(s) name a node no <node> element declares (2 declared)"},
+       graphml_head +
+           "<edge source=\"a\" target=\"zz\"><data key=\"w\">1</data></edge></graph></graphml>",
+       Kind::kParse, "1 edge end(s) name a node no <node> element declares (2 declared)"},
       // DOT
       {"DOT", "empty", "", Kind::kParse, "no graph: expected 'graph' or 'digraph'"},
       {"DOT", "truncated", "digraph g { a -> ", Kind::kParse,

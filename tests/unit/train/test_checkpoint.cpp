@@ -1,10 +1,15 @@
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -243,5 +248,90 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(static_cast<void>(train::load_model(renamed)),
                          "checkpoint: parameter 1 is conv1.att, the model expects conv1.att_src",
                          maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("checkpoints whose checksum holds but whose content does not are rejected") {
+    const maskgat::Dataset data = synthetic(12);
+    train::Trainer trainer(data, options_with(3));
+    trainer.fit();
+    const auto dir = maskgat::test::scratch_dir("checkpoint_content");
+    const auto path = dir / "crafted.ckpt";
+    // save_checkpoint writes a valid header and checksum for whatever it is given.
+    const auto rejected = [&](const train::Checkpoint& crafted, const std::string& expected) {
+      train::save_checkpoint(path, crafted, true);
+      CHECK_THROWS_WITH_AS(static_cast<void>(train::load_checkpoint(path)),
+                           ("checkpoint: " + path.string() + ": " + expected).c_str(),
+                           maskgat::ParseError);
+    };
+    const train::Checkpoint good = trainer.checkpoint();
+
+    train::Checkpoint crafted = good;
+    crafted.class_names.clear();
+    rejected(crafted, "0 class names for a model of 3 classes");
+    crafted.class_names = {"a", "b", "c", "d", "e", "f"};
+    rejected(crafted, "6 class names for a model of 3 classes");
+    crafted.class_names = {"a", "b", "a"};
+    rejected(crafted, "class name 'a' appears twice");
+    crafted.class_names = {"a", "", "c"};
+    rejected(crafted, "a class name is empty");
+
+    crafted = good;
+    std::fill(crafted.values.begin(), crafted.values.end(), std::nanf(""));
+    rejected(crafted, "the model's parameters hold a NaN or an infinity");
+    crafted = good;
+    crafted.state.best_values.back() = std::numeric_limits<float>::infinity();
+    rejected(crafted, "the best epoch's parameters hold a NaN or an infinity");
+    crafted = good;
+    crafted.state.optimizer_second.front() = -1.0F;
+    rejected(crafted, "Adam's moments differ in size or hold a negative second moment");
+    crafted = good;
+    crafted.state.last_values.pop_back();
+    rejected(crafted, "the last epoch's parameters hold " + std::to_string(good.values.size() - 1) +
+                          " values, the model " + std::to_string(good.values.size()));
+
+    crafted = good;
+    crafted.options.model.dropout = 1.5;
+    rejected(crafted, "dropout 1.500000 and attention dropout 0.600000: expected both in [0, 1)");
+    crafted = good;
+    crafted.options.optimizer.learning_rate = -1.0;
+    rejected(crafted,
+             "Adam options out of range: learning rate -1.000000 (> 0), betas 0.900000, "
+             "0.999000 (in [0, 1)), epsilon 0.000000 and weight decay 0.000500 (>= 0, "
+             "finite)");
+    crafted = good;
+    crafted.options.epochs = 0;
+    rejected(crafted, "epochs 0 and patience 15: expected epochs > 0 and patience >= 0");
+    crafted = good;
+    crafted.state.best_epoch = crafted.state.epoch + 1;
+    rejected(crafted, "the training state is inconsistent: epoch 3 of 3, best epoch 4, waiting " +
+                          std::to_string(good.state.waiting) + ", Adam steps 3, best accuracy " +
+                          std::to_string(good.state.best_accuracy));
+
+    train::save_checkpoint(path, good, true);
+    CHECK(train::load_checkpoint(path).class_names == good.class_names);
+  }
+
+  TEST_CASE("a checkpoint is read header first: a device or pipe fails fast and bounded") {
+    CHECK_THROWS_WITH_AS(static_cast<void>(train::load_checkpoint("/dev/zero")),
+                         "checkpoint: /dev/zero: not a MaskGAT checkpoint (the file does not start "
+                         "with MGATCKPT)",
+                         maskgat::ParseError);
+    // A header announcing more than the file limit is refused before the payload is read.
+    const auto dir = maskgat::test::scratch_dir("checkpoint_stream");
+    const auto fifo = dir / "model.fifo";
+    std::filesystem::remove(fifo);
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::string header = maskgat::test::frame_checkpoint(std::string(64, 'x'), 3);
+    const std::uint64_t claimed = std::uint64_t{1} << 40;
+    std::memcpy(header.data() + 12, &claimed, sizeof(claimed));
+    std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << header; });
+    CHECK_THROWS_WITH_AS(static_cast<void>(train::load_checkpoint(fifo)),
+                         ("checkpoint: " + fifo.string() +
+                          ": the header announces 1099511627776 "
+                          "payload bytes, over the file limit of 1073741824 (raise it with "
+                          "--max-file-bytes)")
+                             .c_str(),
+                         maskgat::LimitError);
+    writer.join();
   }
 }

@@ -1,0 +1,201 @@
+#pragma once
+// Boost.Graph's own GraphML and DOT parsers (`read_graphml`, `read_graphviz`) as references for
+// the differential fuzz targets: the same bytes go to MaskGAT's reader and to Boost's, and when
+// both accept them they must give the same graph. Boost's parsers recurse once per nesting level,
+// so they only see inputs MaskGAT's reader accepted (whose depth is within its limit).
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/graphml.hpp>
+#include <boost/graph/graphviz.hpp>
+#include <boost/property_map/dynamic_property_map.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "detail/text.hpp"
+#include "detail/xml_scanner.hpp"
+#include "maskgat/io/edge_list.hpp"
+
+namespace maskgat::fuzz {
+
+// A graph as its edges between named nodes, each direction of an undirected edge listed, each
+// pair once (the first weight kept, as the readers merge duplicates), and its nodes.
+struct NamedGraph {
+  std::vector<std::string> nodes;  // in id order
+  std::map<std::pair<std::string, std::string>, float> edges;
+
+  bool operator==(const NamedGraph&) const = default;
+};
+
+inline NamedGraph named_graph(const LoadedGraph& loaded, const NodeIndex& index) {
+  NamedGraph graph;
+  graph.nodes = index.names();
+  const Graph& g = loaded.graph;
+  std::size_t edge = 0;  // destination-major, as the weights are stored
+  for (NodeId dst = 0; dst < g.num_nodes(); ++dst) {
+    const auto sources = g.in_neighbors(dst);
+    for (std::size_t k = 0; k < sources.size(); ++k, ++edge) {
+      const float weight = g.has_weights() ? g.weights()[edge] : 1.0F;
+      graph.edges.emplace(std::pair{graph.nodes[static_cast<std::size_t>(sources[k])],
+                                    graph.nodes[static_cast<std::size_t>(dst)]},
+                          weight);
+    }
+  }
+  return graph;
+}
+
+// Stops the process with both graphs printed: a disagreement is a finding.
+inline void require_same(const NamedGraph& ours, const NamedGraph& boost, const char* what) {
+  if (ours == boost) return;
+  const auto print = [](const char* name, const NamedGraph& graph) {
+    std::cerr << name << ": " << graph.nodes.size() << " nodes:";
+    for (const auto& node : graph.nodes) std::cerr << " '" << node << "'";
+    std::cerr << "\n  edges:";
+    for (const auto& [ends, weight] : graph.edges) {
+      std::cerr << " '" << ends.first << "'->'" << ends.second << "' " << weight;
+    }
+    std::cerr << '\n';
+  };
+  std::cerr << what << ": MaskGAT's reader and Boost's disagree\n";
+  print("MaskGAT", ours);
+  print("Boost", boost);
+  std::abort();
+}
+
+// Boost's edges, as LoadedGraph holds them: both directions when undirected, first weight kept.
+template <typename BglGraph, typename NameOf, typename WeightOf>
+NamedGraph boost_named_graph(const BglGraph& graph, const NameOf& name_of,
+                             const WeightOf& weight_of) {
+  constexpr bool kUndirected =
+      std::is_same_v<typename boost::graph_traits<BglGraph>::directed_category,
+                     boost::undirected_tag>;
+  NamedGraph named;
+  for (std::size_t v = 0; v < boost::num_vertices(graph); ++v) named.nodes.push_back(name_of(v));
+  for (auto [edge, end] = boost::edges(graph); edge != end; ++edge) {
+    const std::string source = name_of(boost::source(*edge, graph));
+    const std::string target = name_of(boost::target(*edge, graph));
+    const float weight = weight_of(*edge);
+    named.edges.emplace(std::pair{source, target}, weight);
+    if (kUndirected) named.edges.emplace(std::pair{target, source}, weight);
+  }
+  return named;
+}
+
+// --- GraphML ---------------------------------------------------------------------------------
+
+struct GraphmlVertex {
+  std::string name;
+};
+struct GraphmlEdge {
+  double weight = 1.0;
+};
+
+// The first node key named `name` and edge key named `weight` (the ones MaskGAT reads), and
+// whether the first graph is undirected: Boost needs property maps of the declared types.
+struct GraphmlKeys {
+  std::string name_type;
+  std::string weight_type;
+  bool undirected = false;
+};
+
+inline GraphmlKeys graphml_keys(std::string_view text) {
+  GraphmlKeys keys;
+  detail::XmlScanner scanner(text, 1'000'000, "reference", "graphml");
+  bool graph_seen = false;
+  for (auto event = scanner.next(); event != detail::XmlEvent::kEndOfFile; event = scanner.next()) {
+    if (event != detail::XmlEvent::kStart || scanner.depth() != 2) continue;
+    const auto value = [&](std::string_view name) {
+      const std::string_view* raw = scanner.attribute(name);
+      return raw == nullptr ? std::string() : detail::decode_xml_text(*raw, false, scanner, 0);
+    };
+    if (scanner.name() == "graph" && !graph_seen) {
+      graph_seen = true;
+      keys.undirected = value("edgedefault") == "undirected";
+    } else if (scanner.name() == "key") {
+      const std::string domain = value("for");
+      if (value("attr.name") == "name" && (domain == "node" || domain == "all") &&
+          keys.name_type.empty()) {
+        keys.name_type = value("attr.type");
+      } else if (value("attr.name") == "weight" && (domain == "edge" || domain == "all") &&
+                 keys.weight_type.empty()) {
+        keys.weight_type = value("attr.type");
+      }
+    }
+  }
+  return keys;
+}
+
+template <typename BglGraph>
+std::optional<NamedGraph> boost_graphml(const std::string& text, const GraphmlKeys& keys) {
+  BglGraph graph;
+  boost::dynamic_properties properties(boost::ignore_other_properties);
+  if (keys.name_type == "string")
+    properties.property("name", boost::get(&GraphmlVertex::name, graph));
+  if (keys.weight_type == "double" || keys.weight_type == "string") {
+    properties.property("weight", boost::get(&GraphmlEdge::weight, graph));
+  }
+  std::istringstream stream(text);
+  try {
+    boost::read_graphml(stream, graph, properties);
+  } catch (const std::exception&) {
+    return std::nullopt;  // Boost refuses it: nothing to compare
+  }
+  const bool named = keys.name_type == "string";
+  return boost_named_graph(
+      graph, [&](std::size_t v) { return named ? graph[v].name : std::to_string(v); },
+      [&](const auto& edge) { return static_cast<float>(graph[edge].weight); });
+}
+
+// Boost's reading of a GraphML file, or nullopt when Boost refuses it or when it holds what
+// Boost reads differently by design: a name or weight key of a type other than string (and
+// double for weights), whose conversion rules differ.
+inline std::optional<NamedGraph> boost_graphml(const std::string& text) {
+  const GraphmlKeys keys = graphml_keys(text);
+  if (!keys.name_type.empty() && keys.name_type != "string") return std::nullopt;
+  if (!keys.weight_type.empty() && keys.weight_type != "double") return std::nullopt;
+  using Directed =
+      boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, GraphmlVertex, GraphmlEdge>;
+  using Undirected = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS,
+                                           GraphmlVertex, GraphmlEdge>;
+  return keys.undirected ? boost_graphml<Undirected>(text, keys)
+                         : boost_graphml<Directed>(text, keys);
+}
+
+// --- DOT -------------------------------------------------------------------------------------
+
+struct DotVertex {
+  std::string name;
+};
+struct DotEdge {
+  std::string weight;
+};
+
+template <typename BglGraph>
+std::optional<NamedGraph> boost_dot(const std::string& text) {
+  BglGraph graph;
+  boost::dynamic_properties properties(boost::ignore_other_properties);
+  properties.property("node_id", boost::get(&DotVertex::name, graph));
+  properties.property("weight", boost::get(&DotEdge::weight, graph));
+  try {
+    if (!boost::read_graphviz(text, graph, properties, "node_id")) return std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  NamedGraph named = boost_named_graph(
+      graph, [&](std::size_t v) { return graph[v].name; },
+      [&](const auto& edge) {
+        const auto weight = detail::parse_number(graph[edge].weight);
+        return weight ? static_cast<float>(*weight) : 1.0F;
+      });
+  // Boost numbers nodes in byte order of their names, MaskGAT in order of appearance.
+  std::sort(named.nodes.begin(), named.nodes.end());
+  return named;
+}
+
+}  // namespace maskgat::fuzz

@@ -1,0 +1,39 @@
+// Differential fuzz target: the same bytes to MaskGAT's DOT reader and to Boost.Graph's
+// read_graphviz. When both accept them, they must give the same graph: the same node names, the
+// same edges and weights (Boost numbers nodes in byte order of their names, MaskGAT in order of
+// appearance, so the names are compared as sets). Boost only sees inputs MaskGAT accepted, so
+// their nesting is within MaskGAT's limit.
+
+#include <algorithm>
+
+#include "detail/dot_lexer.hpp"
+#include "fuzz/boost_reference.hpp"
+#include "fuzz/fuzz_input.hpp"
+#include "maskgat/io/dot.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(maskgat::fuzz::as_text(data, size));
+  const auto path = maskgat::fuzz::write_input(text, "graph.dot");
+  maskgat::NodeIndex nodes = maskgat::NodeIndex::named(1'000'000);
+  maskgat::EdgeListOptions options;
+  options.read.limits.max_nesting_depth = 64;
+  std::optional<maskgat::fuzz::NamedGraph> ours;
+  maskgat::fuzz::accept_errors(
+      [&] { ours = maskgat::fuzz::named_graph(maskgat::read_dot(path, nodes, options), nodes); });
+  if (!ours) return 0;
+  std::sort(ours->nodes.begin(), ours->nodes.end());
+  // Boost's graph type must match the file's kind: `[strict] digraph` or `[strict] graph`.
+  maskgat::detail::DotLexer lexer(text, "reference", "dot");
+  auto token = lexer.next();
+  if (token == maskgat::detail::DotToken::kStrict) token = lexer.next();
+  const bool directed = token == maskgat::detail::DotToken::kDigraph;
+  using Directed = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS,
+                                         maskgat::fuzz::DotVertex, maskgat::fuzz::DotEdge>;
+  using Undirected = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS,
+                                           maskgat::fuzz::DotVertex, maskgat::fuzz::DotEdge>;
+  const auto boost = directed ? maskgat::fuzz::boost_dot<Directed>(text)
+                              : maskgat::fuzz::boost_dot<Undirected>(text);
+  if (!boost) return 0;
+  maskgat::fuzz::require_same(*ours, *boost, "dot");
+  return 0;
+}
