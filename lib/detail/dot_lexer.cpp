@@ -128,16 +128,14 @@ void DotLexer::read_quoted() {
       move_to(stop + 1);
       return;
     }
-    // A backslash: `\"` is a quote, a backslash before a line end joins the lines, any other
-    // escape stays as written (Graphviz reads it).
+    // A backslash: `\"` is a quote, a backslash before a `\n` joins the lines, any other escape
+    // stays as written (Graphviz reads it).
     const std::string_view escape = input_.substr(stop, 3);
     if (escape.starts_with("\\\"")) {
       text_ += '"';
       i = stop + 2;
     } else if (escape.starts_with("\\\n")) {
       i = stop + 2;
-    } else if (escape.starts_with("\\\r\n")) {
-      i = stop + 3;
     } else {
       text_.append(input_.substr(stop, std::min<std::size_t>(2, input_.size() - stop)));
       i = stop + 2;

@@ -6,7 +6,7 @@
 // comment starts a line), `/* */` comments, and a backslash before a line end. Tokens: keywords
 // (`strict graph digraph node edge subgraph`, any case); IDs: names (`[A-Za-z_\x80-\xff]` then
 // also digits), numerals (`-?(.[0-9]+|[0-9]+(.[0-9]*)?)`, which a letter may not follow: `1e400`
-// is refused, not split), quoted strings (`\"` and a backslash-newline unescaped; `"a" + "b"`
+// is refused, not split), quoted strings (`\"` and a backslash before `\n` unescaped; `"a" + "b"`
 // joined) and HTML strings (`<...>`, balanced angle brackets; the ID is what is inside);
 // punctuation `{ } [ ] ; , = :` and the edge operators `->` `--`.
 

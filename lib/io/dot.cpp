@@ -295,13 +295,15 @@ class DotParser {
     }
   }
 
-  // A `strict` graph keeps one edge per pair of nodes (either order when undirected): the first.
+  // A `strict` graph keeps one edge per pair of nodes (either order when undirected), the first,
+  // and no self-loops, as Boost.Graph reads it.
   void drop_repeated_edges() {
     std::unordered_set<std::uint64_t> seen;
     std::size_t kept = 0;
     for (std::size_t e = 0; e < edges_.sources.size(); ++e) {
       auto a = static_cast<std::uint32_t>(edges_.sources[e]);
       auto b = static_cast<std::uint32_t>(edges_.targets[e]);
+      if (a == b) continue;
       if (!directed_ && b < a) std::swap(a, b);
       if (!seen.insert((std::uint64_t{a} << 32) | b).second) continue;
       edges_.sources[kept] = edges_.sources[e];

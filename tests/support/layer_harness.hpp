@@ -12,6 +12,15 @@
 
 namespace maskgat::test {
 
+// Heads x channels per head, each taking its own kernel path (`detail::with_shape` and the
+// single-head gathers): 8 x 8 (the GAT recipe), 8 heads of another width, one head of at most a
+// vector's channels (float and double) and of more, and the generic path.
+struct HeadShape {
+  std::int64_t heads;
+  std::int64_t channels;
+};
+inline constexpr HeadShape kKernelShapes[] = {{8, 8}, {8, 3}, {1, 3}, {1, 20}, {2, 3}};
+
 template <typename Layer>
 struct LayerTraits;
 

@@ -46,6 +46,18 @@ Graph skewed_graph(NodeId num_nodes, std::int64_t hub_degree, std::uint64_t seed
   return graph_from_degrees(num_nodes, degrees, false, rng);
 }
 
+Graph without_in_edges(const Graph& graph, std::initializer_list<NodeId> nodes) {
+  EdgeList edges;
+  for (NodeId i = 0; i < graph.num_nodes(); ++i) {
+    if (std::find(nodes.begin(), nodes.end(), i) != nodes.end()) continue;
+    for (const NodeId j : graph.in_neighbors(i)) {
+      edges.sources.push_back(j);
+      edges.targets.push_back(i);
+    }
+  }
+  return build_graph(graph.num_nodes(), edges).graph;
+}
+
 template <typename T>
 RowMatrix<T> random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed, double scale) {
   Rng rng(seed);

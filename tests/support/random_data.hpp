@@ -2,6 +2,7 @@
 // Seeded random graphs and matrices for the attention tests.
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "maskgat/core/random.hpp"
 #include "maskgat/core/tensor.hpp"
@@ -17,6 +18,9 @@ Graph random_graph(NodeId num_nodes, std::int64_t max_in_degree, std::uint64_t s
 // A graph whose in-degrees are heavily skewed: node i has about `hub_degree / (i + 1)` plus a
 // few random in-edges, so the first nodes hold a large share of all edges.
 Graph skewed_graph(NodeId num_nodes, std::int64_t hub_degree, std::uint64_t seed);
+
+// `graph` with every in-edge of `nodes` removed (they keep their out-edges).
+Graph without_in_edges(const Graph& graph, std::initializer_list<NodeId> nodes);
 
 // Entries uniform in [-scale, scale).
 template <typename T>

@@ -54,23 +54,29 @@ void set_options(typename test::LayerTraits<Layer>::Options& options, bool self_
   }
 }
 
+// Every mask, every shape with a kernel path of its own, concatenated and averaged heads, with and
+// without self-loops: the layer's sparse kernels against the dense reference.
 template <typename Layer>
 void check_against_dense_reference(double tolerance) {
   using T = typename test::LayerTraits<Layer>::Scalar;
   const RowMatrix<T> x = test::random_matrix<T>(kNodes, kIn, 5);
   for (const auto& mask : all_masks()) {
-    for (const bool concat : {true, false}) {
-      for (const bool self_loops : {true, false}) {
-        if (!kHasSelfLoopOption<Layer> && !self_loops) continue;
-        CAPTURE(mask.name);
-        CAPTURE(concat);
-        CAPTURE(self_loops);
-        auto options = test::layer_options<Layer>(kIn, kOut, kHeads, concat);
-        set_options<Layer>(options, self_loops, concat);
-        test::Harness<Layer> harness(options, 3);
-        const RowMatrix<T> out = harness.forward(mask.graph, x);
-        CHECK(out.allFinite());
-        CHECK(test::relative_error(out, harness.reference(mask.graph, x)) <= tolerance);
+    for (const test::HeadShape shape : test::kKernelShapes) {
+      for (const bool concat : {true, false}) {
+        for (const bool self_loops : {true, false}) {
+          if (!kHasSelfLoopOption<Layer> && !self_loops) continue;
+          CAPTURE(mask.name);
+          CAPTURE(shape.heads);
+          CAPTURE(shape.channels);
+          CAPTURE(concat);
+          CAPTURE(self_loops);
+          auto options = test::layer_options<Layer>(kIn, shape.channels, shape.heads, concat);
+          set_options<Layer>(options, self_loops, concat);
+          test::Harness<Layer> harness(options, 3);
+          const RowMatrix<T> out = harness.forward(mask.graph, x);
+          CHECK(out.allFinite());
+          CHECK(test::relative_error(out, harness.reference(mask.graph, x)) <= tolerance);
+        }
       }
     }
   }
@@ -78,16 +84,7 @@ void check_against_dense_reference(double tolerance) {
 
 // A random graph in which nodes 3 and 7 have no in-edges.
 Graph graph_with_isolated_nodes() {
-  const Graph random = test::random_graph(kNodes, 4, 8);
-  maskgat::EdgeList edges;
-  for (NodeId i = 0; i < kNodes; ++i) {
-    if (i == 3 || i == 7) continue;
-    for (const NodeId j : random.in_neighbors(i)) {
-      edges.sources.push_back(j);
-      edges.targets.push_back(i);
-    }
-  }
-  return maskgat::build_graph(kNodes, edges).graph;
+  return test::without_in_edges(test::random_graph(kNodes, 4, 8), {3, 7});
 }
 
 template <typename Layer>

@@ -110,6 +110,7 @@ void check_single_head_gathers(std::int64_t channels) {
                      twice_grad_values);
   for (std::int64_t h = 0; h < 2; ++h) {
     CHECK(out == twice_out.middleCols(h * channels, channels));
+    CHECK(grad_alpha == twice_grad_alpha.col(h));
     CHECK(grad_values == twice_grad_values.middleCols(h * channels, channels));
   }
 }
