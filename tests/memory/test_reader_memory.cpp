@@ -3,8 +3,8 @@
 // memory grows with what it keeps (nodes, edges, and for GraphML and DOT the file), never with
 // what an input merely claims or repeats; the limits bound nodes, edges and bytes, so they bound
 // memory. The costliest inputs are the shortest declarations of nodes (about 160 bytes each:
-// the name index and the graph's offsets) and of edges (about 70 bytes each at the peak of
-// building the graph's two CSR orders).
+// the name index and the graph's offsets), of edges (about 70 bytes each at the peak of
+// building the graph's two CSR orders) and, in pickles, of values (about 48 bytes each).
 
 #include <doctest/doctest.h>
 
@@ -12,16 +12,21 @@
 #include <functional>
 #include <string>
 
+#include "detail/pickle.hpp"
 #include "maskgat/io/dot.hpp"
 #include "maskgat/io/edge_list.hpp"
+#include "maskgat/io/features.hpp"
 #include "maskgat/io/graphml.hpp"
+#include "maskgat/io/labels.hpp"
 #include "memory/allocation_counter.hpp"
 #include "support/paths.hpp"
 
 namespace {
 
-// Any input: the bound the README states.
+// Any input of a text or graph reader: the bound the README states.
 constexpr double kAnyInput = 32.0;
+// Any pickle: each opcode of one or two bytes may create a value (40 bytes) and an item.
+constexpr double kPickle = 64.0;
 // Input a reader skips (comments, elements it does not read) costs the file itself at most.
 constexpr double kSkipped = 1.5;
 
@@ -32,20 +37,26 @@ using maskgat::NodeIndex;
 using Reader =
     std::function<LoadedGraph(const std::filesystem::path&, NodeIndex&, const EdgeListOptions&)>;
 
-// The peak heap bytes of reading `text` with `read`, per byte of `text`.
-double peak_per_byte(const Reader& read, const std::string& name, const std::string& text) {
+// The peak heap bytes of `read(path)` for a file `name` holding `text`, per byte of `text`.
+double peak_per_byte(const std::string& name, const std::string& text,
+                     const std::function<void(const std::filesystem::path&)>& read) {
   const auto path = maskgat::test::write_file("reader-memory", name, text);
   const std::size_t before = maskgat::test::allocated_bytes();
   maskgat::test::reset_peak();
-  {
-    NodeIndex nodes = NodeIndex::named(100'000'000);
-    const LoadedGraph loaded = read(path, nodes, {});
-    CHECK(loaded.graph.num_nodes() > 0);
-  }
+  read(path);
   const double peak = static_cast<double>(maskgat::test::peak_bytes() - before);
   MESSAGE(name << ": " << text.size() << " bytes, peak " << peak << " bytes, "
                << peak / static_cast<double>(text.size()) << " per input byte");
   return peak / static_cast<double>(text.size());
+}
+
+// The same for a graph reader.
+double peak_per_byte(const Reader& read, const std::string& name, const std::string& text) {
+  return peak_per_byte(name, text, [&](const std::filesystem::path& path) {
+    NodeIndex nodes = NodeIndex::named(100'000'000);
+    const LoadedGraph loaded = read(path, nodes, {});
+    CHECK(loaded.graph.num_nodes() > 0);
+  });
 }
 
 // `count` copies of `make(i)`.
@@ -97,5 +108,35 @@ TEST_SUITE("unit") {
                         })) < kAnyInput);
     CHECK(peak_per_byte(maskgat::read_edge_list, "edges.txt",
                         repeated(500'000, [](int) { return "a b\n"; })) < kAnyInput);
+  }
+
+  TEST_CASE("features, labels, pickles: memory per input byte stays within the stated bounds") {
+    // One node per row: the shortest rows make the node index the costliest part.
+    CHECK(peak_per_byte(
+              "features.csv",
+              "node,x\n" + repeated(250'000, [](int i) { return std::to_string(i) + ",1\n"; }),
+              [](const std::filesystem::path& path) {
+                NodeIndex nodes = NodeIndex::named(100'000'000);
+                CHECK(maskgat::read_features(path, nodes, {}).matrix.rows() == 250'000);
+              }) < kAnyInput);
+    CHECK(peak_per_byte(
+              "labels.txt",
+              repeated(
+                  250'000,
+                  [](int i) { return std::to_string(i) + " c" + std::to_string(i % 100) + "\n"; }),
+              [](const std::filesystem::path& path) {
+                NodeIndex nodes = NodeIndex::named(100'000'000);
+                maskgat::NodeIndex::Status status{};
+                for (int i = 0; i < 250'000; ++i) (void)nodes.insert(std::to_string(i), status);
+                nodes.freeze();
+                maskgat::Notes notes;
+                CHECK(maskgat::read_labels(path, nodes, {}, notes).class_names.size() == 100);
+              }) < kAnyInput);
+    // A list of empty lists: two one-byte opcodes per value (EMPTY_LIST, APPEND).
+    CHECK(peak_per_byte("lists.pkl",
+                        "\x80\x02]" + repeated(500'000, [](int) { return "]a"; }) + ".",
+                        [](const std::filesystem::path& path) {
+                          (void)maskgat::detail::read_pickle(path, "planetoid", {});
+                        }) < kPickle);
   }
 }

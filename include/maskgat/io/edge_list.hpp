@@ -37,7 +37,8 @@ struct LoadedGraph {
 /// @return the graph, with what was merged or added
 /// @throws IoError (cannot open), ParseError (`<path>:<line>`: column count, weights on some
 ///         lines only, bad weight, unknown or invalid node id, no edges, duplicates when
-///         `strict`), LimitError (node or edge limit).
+///         `strict`, zero bytes or a UTF-16/UTF-32 byte-order mark), LimitError (node or edge
+///         limit, a line over `max_line_bytes`).
 [[nodiscard]] MASKGAT_EXPORT LoadedGraph read_edge_list(const std::filesystem::path& path,
                                                         NodeIndex& nodes,
                                                         const EdgeListOptions& options);

@@ -107,8 +107,8 @@ struct MASKGAT_EXPORT FeatureTable {
 /// @return N x F features in `nodes` order, and the F column names
 /// @throws InvalidArgument when `nodes` is not empty or frozen; IoError (cannot open),
 ///         ParseError (header missing, wrong column count, non-numeric or non-finite value, node
-///         listed twice, numeric ids not covering 0..N-1), LimitError (width or rows over
-///         `limits`).
+///         listed twice, numeric ids not covering 0..N-1), LimitError (width, rows or a line's
+///         length over `limits`).
 [[nodiscard]] MASKGAT_EXPORT FeatureTable read_features(const std::filesystem::path& path,
                                                         NodeIndex& nodes,
                                                         const ReadOptions& options);

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// GraphML reader through Boost.Graph's `read_graphml`.
+/// GraphML reader.
 
 #include <filesystem>
 
@@ -9,20 +9,25 @@
 
 namespace maskgat {
 
-/// Reads a GraphML file. A bounded pre-scan first checks the file size (`max_file_bytes`) and the
-/// element nesting depth (`max_nesting_depth`), since Boost's parser recurses and reports no line
-/// numbers; Boost's exceptions become `ParseError` with the file and the parser's message.
-/// Node tokens: the value of a node data key named `name` when the file declares one, otherwise
-/// the node's position in the file (Boost 1.74 does not expose GraphML node ids). An edge data
-/// key named `weight` gives edge weights. Edges are directed as written (`undirected` adds
-/// reverses); duplicates merge as in the edge list.
+/// Reads a GraphML file in one pass, in constant stack space whatever its nesting (a streaming
+/// XML scanner: comments, processing instructions, `<!DOCTYPE>` with its internal subset and
+/// CDATA as XML defines them; entities and character references decoded). Node tokens: the value
+/// of a node key named `name` (attr.type string, int or long) when the file declares one,
+/// otherwise the node's `id`; an edge key named `weight` gives edge weights; a key's `<default>`
+/// applies to the nodes or edges without a value. The first `<graph>` of the root is read, with
+/// the graphs nested directly in it; hyperedges, graphs inside nodes and further top-level graphs
+/// are not read and are counted in notes (errors when `strict`). Edges are directed as the graph's
+/// `edgedefault` says (undirected: both directions; `undirected` adds reverses); duplicates merge
+/// as in the edge list. Keys are declared before the graph. Serial.
 /// @param path    the file
 /// @param nodes   maps node tokens to ids; new nodes are added unless it is frozen
 /// @param options `undirected`, limits and strictness
-/// @return the graph over `nodes.size()` nodes, with what was merged or added
-/// @throws IoError (cannot open or read), ParseError (malformed XML, no `<graph>`, Boost's
-///         message, a bad weight, unknown node, duplicates when `strict`), LimitError (file
-///         size, nesting, node or edge limit).
+/// @return the graph over `nodes.size()` nodes, with what was merged, added or not read
+/// @throws IoError (cannot open or read), ParseError at the offending line (malformed XML, a
+///         root other than `<graphml>`, no `<graph>`, a missing or duplicate id, an edge to an
+///         undeclared node, an edge whose direction differs from the graph's, a missing or bad
+///         name or weight, unknown node, duplicates when `strict`, zero bytes or a UTF-16/UTF-32
+///         byte-order mark), LimitError (file size, nesting, node or edge limit).
 [[nodiscard]] MASKGAT_EXPORT LoadedGraph read_graphml(const std::filesystem::path& path,
                                                       NodeIndex& nodes,
                                                       const EdgeListOptions& options);

@@ -30,7 +30,8 @@ struct MASKGAT_EXPORT LabelTable {
 /// @param notes   receives a note counting repeated identical lines
 /// @return `nodes.size()` class ids and the class names, ordered by `sort_class_names`
 /// @throws IoError (cannot open), ParseError (wrong column count, unknown node, two different
-///         labels for one node; a repeated identical line is a note, or an error when `strict`).
+///         labels for one node; a repeated identical line is a note, or an error when `strict`),
+///         LimitError (more distinct labels than `max_classes`, a line over `max_line_bytes`).
 [[nodiscard]] MASKGAT_EXPORT LabelTable read_labels(const std::filesystem::path& path,
                                                     const NodeIndex& nodes,
                                                     const ReadOptions& options, Notes& notes);
