@@ -26,6 +26,21 @@ void add_run_options(CLI::App& command, RunOptions& options, bool writes_files) 
       ->excludes(quiet);
 }
 
+void add_model_limits(CLI::App& command, ModelLimits& limits, bool builds) {
+  if (builds) {
+    command
+        .add_option("--max-parameters", limits.max_parameters,
+                    "Limit: weights of the model's projections")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+  }
+  command
+      .add_option("--max-activations", limits.max_activations,
+                  "Limit: values of one layer's output over all nodes (nodes x heads x width)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
 void say(const RunOptions& run, const std::string& line) {
   if (!run.quiet) std::cerr << line << '\n';
 }

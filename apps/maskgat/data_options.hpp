@@ -10,6 +10,7 @@
 #include <string>
 
 #include "maskgat/io/dataset.hpp"
+#include "maskgat/train/trainer.hpp"
 
 namespace maskgat::app {
 
@@ -29,6 +30,15 @@ struct RunOptions {
   bool quiet = false;        // nothing on stderr but errors
   bool verbose = false;      // also what was loaded, from where, with how many threads
 };
+
+// Limits on the model a command builds (train) or applies (evaluate, predict).
+struct ModelLimits {
+  std::int64_t max_parameters = train::TrainOptions{}.max_parameters;
+  std::int64_t max_activations = train::TrainOptions{}.max_activations;
+};
+
+// Registers `--max-activations` on `command`, and `--max-parameters` when it `builds` a model.
+void add_model_limits(CLI::App& command, ModelLimits& limits, bool builds);
 
 // Registers `--threads`, `--json`, `--quiet`, `--verbose` and, for a subcommand that writes
 // files, `--force` on `command`.

@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
     return kExitData;
   } catch (const std::filesystem::filesystem_error& error) {
     // The library reports file problems as IoError; this is the net under the CLI's own calls.
-    std::cerr << "error: " << error.path1().string() << ": " << error.code().message() << '\n';
+    const std::string path = error.path1().string();
+    std::cerr << "error: " << (path.empty() ? "" : path + ": ") << error.code().message() << '\n';
     return kExitData;
   } catch (const std::exception& error) {
     std::cerr << "error: " << error.what() << '\n';

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -83,7 +84,11 @@ void run_gnuplot(const std::filesystem::path& script, std::vector<std::string> a
     throw IoError("plot: cannot start gnuplot to draw " + image.string());
   }
   int status = 0;
-  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  pid_t waited = 0;
+  do {
+    waited = waitpid(pid, &status, 0);
+  } while (waited < 0 && errno == EINTR);
+  if (waited != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     throw IoError("plot: gnuplot failed to draw " + image.string());
   }
 }

@@ -37,8 +37,8 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
   if (cli.positional) options.positional = transforms::parse_positional_encoding(*cli.positional);
   if (cli.whole_graph) options.receptive_field = false;
   options.seed = seed;
-  options.max_parameters = cli.max_parameters;
-  options.max_activations = cli.max_activations;
+  options.max_parameters = cli.limits.max_parameters;
+  options.max_activations = cli.limits.max_activations;
   return options;
 }
 
@@ -166,16 +166,7 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
   command->add_option("--runs", options.runs, "Runs with seeds seed, seed+1, ...")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  command
-      ->add_option("--max-parameters", options.max_parameters,
-                   "Limit: weights of the model's projections")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  command
-      ->add_option("--max-activations", options.max_activations,
-                   "Limit: values of one layer's output over all nodes (nodes x heads x width)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_model_limits(*command, options.limits, true);
   command->add_option("--metrics-json", options.metrics_json,
                       "Also write per-run and summary metrics to this file, as --json prints them");
   command->add_option("--save", options.save,
@@ -219,20 +210,19 @@ int run_train(TrainCommandOptions& options) {
   std::optional<train::Checkpoint> resumed;
   if (options.resume) {
     resumed = train::load_checkpoint(*options.resume, options.data.load.read.limits);
-    resumed->options.max_parameters = options.max_parameters;  // limits are not saved
-    resumed->options.max_activations = options.max_activations;
+    resumed->options.max_parameters = options.limits.max_parameters;  // limits are not saved
+    resumed->options.max_activations = options.limits.max_activations;
   }
   const Dataset dataset = load_model_data(options.data, output);
 
   std::vector<train::FitResult> results;
   std::vector<std::uint64_t> seeds;
+  std::vector<train::EpochStats> curves;  // of the last run, for --plot (one run only)
   train::TrainOptions last;
   for (std::int64_t run = 0; run < options.runs; ++run) {
-    train::TrainOptions train_options =
+    const train::TrainOptions train_options =
         resumed ? resumed->options
                 : recipe(options, options.data.load.seed + static_cast<std::uint64_t>(run));
-    train_options.max_parameters = options.max_parameters;
-    train_options.max_activations = options.max_activations;
     // A model too large for its limits is bad usage (the options asked for it), not bad data.
     train::check_model_size(train_options, dataset);
     last = train_options;
@@ -248,17 +238,12 @@ int run_train(TrainCommandOptions& options) {
       }
     }();
     Progress progress(output, run, options.runs, train_options);
-    std::vector<train::EpochStats> curves;
+    curves.clear();
     const train::FitResult result = trainer.fit([&](const train::EpochStats& stats) {
       progress(stats);
       curves.push_back(stats);
     });
     progress.finish();
-    if (options.plot) {
-      plot_training_curves(
-          curves, dataset.name + " " + nn::attention_kind_name(train_options.model.attention),
-          *options.plot, output);
-    }
     results.push_back(result);
     seeds.push_back(train_options.seed);
     if (options.save) {
@@ -329,6 +314,11 @@ int run_train(TrainCommandOptions& options) {
   if (options.metrics_json) {
     write_file_atomically(*options.metrics_json, json + "\n", output.force);
     say(output, "wrote the metrics to " + options.metrics_json->string());
+  }
+  // Last: the model and the metrics are written whatever happens to gnuplot.
+  if (options.plot) {
+    plot_training_curves(curves, dataset.name + " " + nn::attention_kind_name(last.model.attention),
+                         *options.plot, output);
   }
   return 0;
 }

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "data_options.hpp"
-#include "maskgat/train/trainer.hpp"
 
 namespace maskgat::app {
 
@@ -19,8 +18,7 @@ struct TrainCommandOptions {
   std::optional<double> dropout, attention_dropout, learning_rate, weight_decay;
   bool whole_graph = false;
   std::int64_t runs = 1;
-  std::int64_t max_parameters = train::TrainOptions{}.max_parameters;
-  std::int64_t max_activations = train::TrainOptions{}.max_activations;
+  ModelLimits limits;
   std::optional<std::filesystem::path> metrics_json, save, resume, plot;
   RunOptions run;
 };

@@ -61,7 +61,8 @@ struct Applied {
   }
 };
 
-Applied apply_model(const std::filesystem::path& path, DataOptions& data, const RunOptions& run) {
+Applied apply_model(const std::filesystem::path& path, DataOptions& data, const ModelLimits& limits,
+                    const RunOptions& run) {
   train::Checkpoint checkpoint = train::load_checkpoint(path, data.load.read.limits);
   Dataset dataset = load_model_data(data, run);
   try {
@@ -69,6 +70,12 @@ Applied apply_model(const std::filesystem::path& path, DataOptions& data, const 
   } catch (const InvalidArgument& error) {
     throw Error("model " + path.string() + ": " + error.what());  // the data does not fit
   }
+  // Its parameters are in memory already; its activations on this data must fit the limit.
+  train::TrainOptions sized = checkpoint.options;
+  sized.max_parameters =
+      std::max(limits.max_parameters, static_cast<std::int64_t>(checkpoint.values.size()));
+  sized.max_activations = limits.max_activations;
+  train::check_model_size(sized, dataset);
   nn::Model model = [&] {
     try {
       return train::load_model(checkpoint);
@@ -112,6 +119,7 @@ void add_evaluate_command(CLI::App& app, EvaluateOptions& options) {
   add_data_options(*command, options.data);
   command->add_option("--metrics-json", options.metrics_json,
                       "Also write the metrics to this file, as --json prints them");
+  add_model_limits(*command, options.limits, false);
   add_run_options(*command, options.run, true);
   command->footer(
       "Examples:\n"
@@ -143,6 +151,7 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
       ->delimiter(',')
       ->excludes("--attention-out")
       ->excludes("--plot-attention");
+  add_model_limits(*command, options.limits, false);
   add_run_options(*command, options.run, true);
   command->callback([&options] {
     if (!options.output && !options.run.json) throw CLI::RequiredError("--output or --json");
@@ -167,7 +176,7 @@ int run_evaluate(EvaluateOptions& options) {
   add_inputs(outputs, options.data);
   outputs.check();
   const auto threads = limit_threads(run);
-  Applied applied = apply_model(options.model, options.data, run);
+  Applied applied = apply_model(options.model, options.data, options.limits, run);
   const Dataset& dataset = applied.dataset;
   if (dataset.class_names != applied.checkpoint.class_names) {
     throw Error("model " + options.model.string() + " was trained on " +
@@ -238,7 +247,7 @@ int run_predict(PredictOptions& options) {
   add_inputs(outputs, options.data);
   outputs.check();
   const auto threads = limit_threads(run);
-  Applied applied = apply_model(options.model, options.data, run);
+  Applied applied = apply_model(options.model, options.data, options.limits, run);
   const auto& class_names = applied.checkpoint.class_names;
   const auto& node_names = applied.dataset.node_names;
   // The scored nodes: every node, or those of --nodes alone, on their receptive field.

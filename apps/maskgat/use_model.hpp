@@ -16,6 +16,7 @@ struct EvaluateOptions {
   DataOptions data;
   std::filesystem::path model;
   std::optional<std::filesystem::path> metrics_json;
+  ModelLimits limits;
   RunOptions run;
 };
 
@@ -26,6 +27,7 @@ struct PredictOptions {
   std::optional<std::filesystem::path> attention_out;
   std::vector<std::string> plot_attention;  // empty, or NODE and FILE
   std::vector<std::string> nodes;           // the nodes to score by name; empty: every node
+  ModelLimits limits;
   RunOptions run;
 };
 

@@ -6,13 +6,12 @@
 #include <cstdio>
 #include <utility>
 
+#include "detail/input_file.hpp"
 #include "detail/text.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat::detail {
 namespace {
-
-constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 
 bool is_dot_space(char c) noexcept {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
@@ -63,7 +62,7 @@ std::string describe(DotToken token, std::string_view text) {
 
 DotLexer::DotLexer(std::string_view text, std::string path, std::string_view reader)
     : input_(text), path_(std::move(path)), reader_(reader) {
-  if (input_.starts_with(kByteOrderMark)) pos_ = kByteOrderMark.size();
+  if (input_.starts_with(kUtf8ByteOrderMark)) pos_ = kUtf8ByteOrderMark.size();
 }
 
 void DotLexer::fail(std::int64_t line, const std::string& message) const {
@@ -106,7 +105,7 @@ void DotLexer::skip_space_and_comments() {
       while (before > 0 && (input_[before - 1] == ' ' || input_[before - 1] == '\t')) --before;
       const bool line_start =
           before == 0 || ends_line(input_[before - 1]) ||
-          (before == kByteOrderMark.size() && input_.starts_with(kByteOrderMark));
+          (before == kUtf8ByteOrderMark.size() && input_.starts_with(kUtf8ByteOrderMark));
       if (!line_start) return;  // next() refuses it
       skip_line();
     } else {

@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include "maskgat/export.hpp"
+
 namespace maskgat::detail {
 
 enum class DotToken : std::uint8_t {
@@ -40,7 +42,8 @@ enum class DotToken : std::uint8_t {
 // How a token is shown in messages: `'{'`, `'->'`, `the keyword 'node'`, `the ID 'a'`, ...
 [[nodiscard]] std::string describe(DotToken token, std::string_view text);
 
-class DotLexer {
+// Internal (this header is not installed); exported for the differential fuzz target.
+class MASKGAT_EXPORT DotLexer {
  public:
   // Reads `text` (a UTF-8 byte-order mark at its start is skipped). Errors are ParseError
   // `<reader>: <path>:<line>: ...`.

@@ -22,8 +22,7 @@ constexpr std::size_t kChunk = std::size_t{1} << 16;
 void check_text(std::string_view text, std::size_t checked, const InputFile& file) {
   if (checked == 0) {
     if (const auto encoding = wide_encoding(text)) {
-      throw ParseError(file.reader(), file.path(), 1,
-                       "the file is " + *encoding + ", expected UTF-8: convert it to UTF-8");
+      throw ParseError(file.reader(), file.path(), 1, wide_encoding_message(*encoding));
     }
   }
   const void* zero = std::memchr(text.data() + checked, '\0', text.size() - checked);
@@ -34,8 +33,7 @@ void check_text(std::string_view text, std::size_t checked, const InputFile& fil
   const std::size_t column =
       line_start == std::string_view::npos ? before.size() + 1 : before.size() - line_start;
   throw ParseError(file.reader(), file.path(), std::count(before.begin(), before.end(), '\n') + 1,
-                   "a zero byte at column " + std::to_string(column) +
-                       ": not UTF-8 text (convert UTF-16 files to UTF-8)");
+                   zero_byte_message(column));
 }
 
 }  // namespace
@@ -45,6 +43,7 @@ InputFile::InputFile(const std::filesystem::path& path, std::string_view reader)
   const auto fail = [&](const std::string& why) {
     throw IoError(reader_ + ": cannot open '" + path_ + "': " + why);
   };
+  // A FIFO waits for its writer here, as for any program that reads one.
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) fail(errno_text());
   struct stat status {};
@@ -101,14 +100,9 @@ std::string InputFile::read_up_to(std::uint64_t count) {
 
 std::string read_bounded_file(InputFile& file, std::int64_t max_bytes, Content content) {
   const auto limit = static_cast<std::uint64_t>(std::max<std::int64_t>(max_bytes, 0));
-  const std::string raise = " (raise it with --max-file-bytes)";
   std::string bytes;
   if (const auto size = file.regular_size()) {
-    if (*size > limit) {
-      throw LimitError(file.reader(), file.path(), 0,
-                       "file is " + std::to_string(*size) + " bytes, over the limit of " +
-                           std::to_string(limit) + raise);
-    }
+    if (*size > limit) throw_file_too_large(file, *size, max_bytes);
     if (*size > file.consumed()) {
       bytes.reserve(static_cast<std::size_t>(*size - file.consumed()) + kChunk);
     }
@@ -121,13 +115,28 @@ std::string read_bounded_file(InputFile& file, std::int64_t max_bytes, Content c
     const std::size_t got = file.read(bytes.data() + checked, kChunk);
     bytes.resize(checked + got);
     if (file.consumed() > limit) {
-      throw LimitError(
-          file.reader(), file.path(), 0,
-          "file has more than " + std::to_string(limit) + " bytes, over the limit" + raise);
+      throw LimitError(file.reader(), file.path(), 0,
+                       "file has more than " + std::to_string(limit) +
+                           " bytes, over the limit (raise it with --max-file-bytes)");
     }
     if (content == Content::kText) check_text(bytes, checked, file);
     if (got < kChunk) return bytes;
   }
+}
+
+std::string wide_encoding_message(const std::string& encoding) {
+  return "the file is " + encoding + ", expected UTF-8: convert it to UTF-8";
+}
+
+std::string zero_byte_message(std::size_t column) {
+  return "a zero byte at column " + std::to_string(column) +
+         ": not UTF-8 text (convert UTF-16 files to UTF-8)";
+}
+
+void throw_file_too_large(const InputFile& file, std::uint64_t size, std::int64_t limit) {
+  throw LimitError(file.reader(), file.path(), 0,
+                   "file is " + std::to_string(size) + " bytes, over the limit of " +
+                       std::to_string(limit) + " (raise it with --max-file-bytes)");
 }
 
 std::optional<std::string> wide_encoding(std::string_view text) noexcept {

@@ -17,6 +17,7 @@ class InputFile {
  public:
   // Throws IoError `<reader>: cannot open '<path>': <reason>`: no such file, a directory,
   // permission denied, a loop of symbolic links, a name too long, ...
+  // A FIFO is read from its writer, waited for as any program that reads a FIFO waits.
   InputFile(const std::filesystem::path& path, std::string_view reader);
   InputFile(const InputFile&) = delete;
   InputFile& operator=(const InputFile&) = delete;
@@ -63,8 +64,21 @@ enum class Content : std::uint8_t {
 [[nodiscard]] std::string read_bounded_file(InputFile& file, std::int64_t max_bytes,
                                             Content content);
 
+// The UTF-8 byte-order mark, which the text readers skip at the start of a file.
+inline constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
+
 // `what` for messages about a UTF-16 or UTF-32 byte-order mark at the start of `text`, e.g.
 // `UTF-16 little-endian text (byte-order mark FF FE)`; nullopt when there is none.
 [[nodiscard]] std::optional<std::string> wide_encoding(std::string_view text) noexcept;
+
+// The messages every text reader gives for text that is not UTF-8: a file starting with
+// `encoding` (from `wide_encoding`), a zero byte at 1-based `column`.
+[[nodiscard]] std::string wide_encoding_message(const std::string& encoding);
+[[nodiscard]] std::string zero_byte_message(std::size_t column);
+
+// Throws LimitError `<reader>: <path>: file is N bytes, over the limit of M (raise it with
+// --max-file-bytes)`.
+[[noreturn]] void throw_file_too_large(const InputFile& file, std::uint64_t size,
+                                       std::int64_t limit);
 
 }  // namespace maskgat::detail

@@ -9,8 +9,6 @@
 namespace maskgat::detail {
 namespace {
 
-constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
-
 bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
 
 std::string_view trim(std::string_view text) noexcept {
@@ -23,7 +21,7 @@ std::string_view trim(std::string_view text) noexcept {
 
 LineReader::LineReader(const std::filesystem::path& path, std::string_view reader,
                        std::int64_t max_line_bytes)
-    : file_(path, reader), path_(path.string()), reader_(reader), max_line_bytes_(max_line_bytes) {}
+    : file_(path, reader), max_line_bytes_(max_line_bytes) {}
 
 bool LineReader::refill() {
   constexpr std::size_t kChunk = std::size_t{1} << 16;
@@ -33,8 +31,7 @@ bool LineReader::refill() {
   if (!started_) {
     started_ = true;
     if (const auto encoding = wide_encoding(chunk_)) {
-      throw ParseError(reader_, path_, 1,
-                       "the file is " + *encoding + ", expected UTF-8: convert it to UTF-8");
+      throw ParseError(reader(), path(), 1, wide_encoding_message(*encoding));
     }
   }
   return !chunk_.empty();
@@ -56,12 +53,13 @@ bool LineReader::next(std::string_view& line) {
     const std::string_view piece = rest.substr(0, end);
     // A zero byte is never part of UTF-8 text; files saved as UTF-16 are full of them.
     if (const auto zero = piece.find('\0'); zero != std::string_view::npos) {
-      fail("a zero byte at column " + std::to_string(line_.size() + zero + 1) +
-           ": not UTF-8 text (convert UTF-16 files to UTF-8)");
+      fail(zero_byte_message(line_.size() + zero + 1));
     }
-    if (static_cast<std::int64_t>(line_.size() + piece.size()) > max_line_bytes_) {
-      fail_limit("the line is longer than " + std::to_string(max_line_bytes_) +
-                 " bytes, over the limit (raise it with --max-line-bytes)");
+    // Bounded as it is read, with room for a `\r` before the line end and the first line's
+    // byte-order mark, which do not count (checked below).
+    const std::int64_t slack = line_number_ == 1 ? 1 + kUtf8ByteOrderMark.size() : 1;
+    if (static_cast<std::int64_t>(line_.size() + piece.size()) > max_line_bytes_ + slack) {
+      fail_line_too_long();
     }
     chunk_begin_ += end;
     if (end == rest.size()) {
@@ -77,10 +75,11 @@ bool LineReader::next(std::string_view& line) {
     }
     break;
   }
-  if (line_number_ == 1 && line.starts_with(kByteOrderMark)) {
-    line.remove_prefix(kByteOrderMark.size());
+  if (line_number_ == 1 && line.starts_with(kUtf8ByteOrderMark)) {
+    line.remove_prefix(kUtf8ByteOrderMark.size());
   }
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (static_cast<std::int64_t>(line.size()) > max_line_bytes_) fail_line_too_long();
   if (const auto cr = line.find('\r'); cr != std::string_view::npos) {
     fail("a carriage return at column " + std::to_string(cr + 1) +
          " inside the line: lines must end in \\n or \\r\\n");
@@ -89,11 +88,16 @@ bool LineReader::next(std::string_view& line) {
 }
 
 void LineReader::fail(std::string_view message) const {
-  throw ParseError(reader_, path_, line_number_, message);
+  throw ParseError(reader(), path(), line_number_, message);
 }
 
 void LineReader::fail_limit(std::string_view message) const {
-  throw LimitError(reader_, path_, line_number_, message);
+  throw LimitError(reader(), path(), line_number_, message);
+}
+
+void LineReader::fail_line_too_long() const {
+  fail_limit("the line is longer than " + std::to_string(max_line_bytes_) +
+             " bytes, over the limit (raise it with --max-line-bytes)");
 }
 
 bool is_blank_or_comment(std::string_view line) noexcept {

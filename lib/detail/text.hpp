@@ -26,11 +26,12 @@ class LineReader {
   // The next line without its line end, valid until the next call; false at the end of the
   // file. Throws ParseError on a line with a zero byte (binary data, or UTF-16 text) or a
   // carriage return before its end, on a UTF-16 or UTF-32 byte-order mark, and LimitError on a
-  // line longer than `max_line_bytes` (before reading more of it).
+  // line longer than `max_line_bytes` (its line end not counted; refused before more of it is
+  // read).
   bool next(std::string_view& line);
   [[nodiscard]] std::int64_t line_number() const noexcept { return line_number_; }
-  [[nodiscard]] const std::string& path() const noexcept { return path_; }
-  [[nodiscard]] std::string_view reader() const noexcept { return reader_; }
+  [[nodiscard]] const std::string& path() const noexcept { return file_.path(); }
+  [[nodiscard]] std::string_view reader() const noexcept { return file_.reader(); }
 
   // Throws ParseError at the current line.
   [[noreturn]] void fail(std::string_view message) const;
@@ -40,14 +41,13 @@ class LineReader {
  private:
   // Refills `chunk_` from the file; false at its end.
   bool refill();
+  [[noreturn]] void fail_line_too_long() const;
 
   InputFile file_;
   std::string chunk_;
   std::size_t chunk_begin_ = 0;  // the unread part of `chunk_` starts here
   std::string line_;             // a line that spans chunks
   bool started_ = false;         // the first chunk was read
-  std::string path_;
-  std::string reader_;
   std::int64_t max_line_bytes_;
   std::int64_t line_number_ = 0;
 };

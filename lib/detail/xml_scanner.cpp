@@ -2,13 +2,12 @@
 
 #include <algorithm>
 
+#include "detail/input_file.hpp"
 #include "detail/text.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat::detail {
 namespace {
-
-constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 
 bool is_xml_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
@@ -42,7 +41,7 @@ void append_utf8(std::string& out, std::uint32_t code) {
 XmlScanner::XmlScanner(std::string_view text, std::int64_t max_depth, std::string path,
                        std::string_view reader)
     : text_all_(text), max_depth_(max_depth), path_(std::move(path)), reader_(reader) {
-  if (text_all_.starts_with(kByteOrderMark)) pos_ = kByteOrderMark.size();
+  if (text_all_.starts_with(kUtf8ByteOrderMark)) pos_ = kUtf8ByteOrderMark.size();
 }
 
 void XmlScanner::fail(std::int64_t line, const std::string& message) const {
@@ -167,11 +166,14 @@ void XmlScanner::read_start_tag() {
     }
     const std::string_view value = text_all_.substr(pos_ + 1, close - pos_ - 1);
     move_to(close + 1);
-    if (attribute(attribute_name) != nullptr) {
-      fail(attribute_line,
-           "the attribute '" + std::string(attribute_name) + "' appears twice in the tag " + shown);
-    }
     attributes_.push_back({attribute_name, value});
+  }
+  // Each attribute once: sorted names, so a tag of many attributes costs n log n.
+  names_.clear();
+  for (const XmlAttribute& attribute : attributes_) names_.push_back(attribute.name);
+  std::sort(names_.begin(), names_.end());
+  if (const auto twice = std::adjacent_find(names_.begin(), names_.end()); twice != names_.end()) {
+    fail(start, "the attribute '" + std::string(*twice) + "' appears twice in the tag " + shown);
   }
   const std::size_t depth = open_.size() + 1;
   if (max_depth_ < 0 || depth > static_cast<std::uint64_t>(max_depth_)) {
@@ -278,7 +280,8 @@ std::string decode_xml_text(std::string_view raw, bool normalize, const XmlScann
       out += c;
       continue;
     }
-    const std::size_t semicolon = raw.find(';', i);
+    // The longest reference XML defines is `&#x10FFFF;`: the `;` is looked for that far only.
+    const std::size_t semicolon = raw.substr(0, i + 12).find(';', i);
     const std::string_view entity =
         semicolon == std::string_view::npos ? std::string_view() : raw.substr(i, semicolon - i + 1);
     static constexpr std::pair<std::string_view, char> kNamed[] = {

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "maskgat/export.hpp"
+
 namespace maskgat::detail {
 
 // `name="value"` inside a start tag; the value as written (entities not yet decoded).
@@ -25,7 +27,8 @@ enum class XmlEvent : std::uint8_t {
   kEndOfFile,
 };
 
-class XmlScanner {
+// Internal (this header is not installed); exported for the differential fuzz target.
+class MASKGAT_EXPORT XmlScanner {
  public:
   // Reads `text` (a UTF-8 byte-order mark at its start is skipped). Errors are ParseError
   // `<reader>: <path>:<line>: ...`, and LimitError when more than `max_depth` elements are open.
@@ -83,6 +86,7 @@ class XmlScanner {
   std::int64_t event_line_ = 1;
   std::string_view name_;
   std::vector<XmlAttribute> attributes_;
+  std::vector<std::string_view> names_;  // of `attributes_`, sorted to find one given twice
   std::string_view text_;
   bool cdata_ = false;
 };
@@ -92,7 +96,8 @@ class XmlScanner {
 // `&` is kept as written. With `normalize`, runs of white space become one space and leading and
 // trailing white space goes, as for character data. Throws through `scanner` at `line` on a
 // character reference that is malformed or outside Unicode.
-[[nodiscard]] std::string decode_xml_text(std::string_view raw, bool normalize,
-                                          const XmlScanner& scanner, std::int64_t line);
+[[nodiscard]] MASKGAT_EXPORT std::string decode_xml_text(std::string_view raw, bool normalize,
+                                                         const XmlScanner& scanner,
+                                                         std::int64_t line);
 
 }  // namespace maskgat::detail

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -34,6 +35,7 @@ struct Operand {
 // An open `{`: the graph's body or a subgraph.
 struct Frame {
   std::int64_t line;                       // of its `{`
+  std::optional<std::string> name;         // `subgraph NAME {`
   std::size_t members_begin;               // the nodes named inside it are members_[begin, ...)
   std::optional<std::string> edge_weight;  // `edge [weight=...]` in force
   std::vector<Operand> chain;              // the operands of the edge statement being read
@@ -97,7 +99,7 @@ class DotParser {
     open_frame();
   }
 
-  void open_frame() {
+  void open_frame(std::optional<std::string> name = std::nullopt) {
     const auto depth = static_cast<std::int64_t>(frames_.size()) + 1;
     if (depth > options_.read.limits.max_nesting_depth) {
       throw LimitError(kReader, lexer_.path(), lexer_.line(),
@@ -105,7 +107,7 @@ class DotParser {
                            std::to_string(options_.read.limits.max_nesting_depth) +
                            " (raise it with --max-nesting-depth)");
     }
-    Frame frame{lexer_.line(), members_.size(), std::nullopt, {}, 0, false};
+    Frame frame{lexer_.line(), std::move(name), members_.size(), std::nullopt, {}, 0, false};
     if (!frames_.empty()) frame.edge_weight = frames_.back().edge_weight;
     frames_.push_back(std::move(frame));
   }
@@ -139,12 +141,7 @@ class DotParser {
           read_default_attributes();
           break;
         case DotToken::kSubgraph:
-          advance();
-          if (token_ == DotToken::kId) advance();
-          expect(DotToken::kOpenBrace, "'{'",
-                 "after 'subgraph' (references to subgraphs are not read)");
-          open_frame();
-          advance();
+          read_subgraph();
           break;
         case DotToken::kOpenBrace:
           open_frame();
@@ -157,6 +154,29 @@ class DotParser {
           fail(lexer_.line(), "unexpected " + describe_token() + " where a statement starts");
       }
     }
+  }
+
+  // `subgraph [NAME] {` opens a subgraph; `subgraph NAME` alone names the members it has so far
+  // (one that was never defined has none), as an operand.
+  void read_subgraph() {
+    advance();
+    std::optional<std::string> name;
+    if (token_ == DotToken::kId) {
+      name = lexer_.text();
+      advance();
+    }
+    if (token_ == DotToken::kOpenBrace) {
+      open_frame(std::move(name));
+      advance();
+      return;
+    }
+    if (!name) expect(DotToken::kOpenBrace, "'{'", "after 'subgraph'");
+    const std::size_t begin = members_.size();
+    if (const auto known = named_subgraphs_.find(*name); known != named_subgraphs_.end()) {
+      members_.insert(members_.end(), known->second.begin(), known->second.end());
+    }
+    frames_.back().chain.push_back({begin, members_.size()});
+    after_operand();
   }
 
   // `graph|node|edge [attributes]`: of these defaults only the edges' weight is read.
@@ -192,18 +212,21 @@ class DotParser {
   }
 
   // Closes the innermost brace; true when it was the graph's. A subgraph's members become one
-  // operand of the statement around it.
+  // operand of the statement around it; the bodies of one named subgraph add up, as in Graphviz.
   bool close_frame() {
-    Frame closed = std::move(frames_.back());
+    const Frame closed = std::move(frames_.back());
     frames_.pop_back();
-    if (closed.expect_operand) {
-      fail(lexer_.line(), "expected a node or a subgraph after the edge operator, got '}'");
-    }
     if (frames_.empty()) return true;
+    std::vector<NodeId>* named = nullptr;
+    if (closed.name) {
+      named = &named_subgraphs_[*closed.name];
+      members_.insert(members_.end(), named->begin(), named->end());
+    }
     // Each member once, in id order (the edges they get are the same either way).
     const auto begin = members_.begin() + static_cast<std::ptrdiff_t>(closed.members_begin);
     std::sort(begin, members_.end());
     members_.erase(std::unique(begin, members_.end()), members_.end());
+    if (named != nullptr) named->assign(begin, members_.end());
     frames_.back().chain.push_back({closed.members_begin, members_.size()});
     return false;
   }
@@ -258,15 +281,21 @@ class DotParser {
   }
 
   void add_chain_edges(const Frame& frame, const std::optional<std::string>& weight_text) {
-    if (frame.chain.size() < 2) return;
+    // The first step with an edge (an empty subgraph joins nothing) names one for messages.
+    std::size_t first = 0;
+    while (first + 1 < frame.chain.size() &&
+           (frame.chain[first].begin == frame.chain[first].end ||
+            frame.chain[first + 1].begin == frame.chain[first + 1].end)) {
+      ++first;
+    }
+    if (first + 1 >= frame.chain.size()) return;
     float weight = kDefaultWeight;
     if (weight_text) {
       weighted_ = true;
-      const Operand& first = frame.chain.front();
-      const Operand& second = frame.chain[1];
       const auto describe = [&] {
-        return detail::describe_edge(nodes_.name(members_[first.begin]),
-                                     nodes_.name(members_[second.begin]), !directed_);
+        return detail::describe_edge(nodes_.name(members_[frame.chain[first].begin]),
+                                     nodes_.name(members_[frame.chain[first + 1].begin]),
+                                     !directed_);
       };
       const auto parsed = detail::parse_number(*weight_text);
       if (!parsed) {
@@ -279,7 +308,7 @@ class DotParser {
       }
       weight = static_cast<float>(*parsed);
     }
-    for (std::size_t step = 0; step + 1 < frame.chain.size(); ++step) {
+    for (std::size_t step = first; step + 1 < frame.chain.size(); ++step) {
       const Operand& from = frame.chain[step];
       const Operand& to = frame.chain[step + 1];
       const auto added = static_cast<std::int64_t>((from.end - from.begin) * (to.end - to.begin));
@@ -325,6 +354,7 @@ class DotParser {
   bool weighted_ = false;
   std::vector<Frame> frames_;
   std::vector<NodeId> members_;  // nodes named inside the open subgraphs, outermost first
+  std::unordered_map<std::string, std::vector<NodeId>> named_subgraphs_;  // members so far
   EdgeList edges_;
 };
 

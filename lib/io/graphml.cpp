@@ -263,7 +263,7 @@ class GraphmlReader {
                            std::to_string(declared_line_[static_cast<std::size_t>(node_)]) + ")");
     }
     declared_line_[static_cast<std::size_t>(node_)] = node_line_;
-    ++declared_;
+    declaration_order_.push_back(node_);
     node_name_.reset();
   }
 
@@ -359,20 +359,23 @@ class GraphmlReader {
 
   LoadedGraph finish(NodeIndex& nodes) {
     const auto known = static_cast<std::int64_t>(ids_.size());
-    if (known > declared_) {
-      fail(0, std::to_string(known - declared_) +
+    const auto declared = static_cast<std::int64_t>(declaration_order_.size());
+    if (known > declared) {
+      fail(0, std::to_string(known - declared) +
                   " edge end(s) name a node no <node> element declares (" +
-                  std::to_string(declared_) + " declared)");
+                  std::to_string(declared) + " declared)");
     }
     Notes notes;
     report(notes, hyperedges_, "<hyperedge> element(s) ignored: hyperedges are not read");
     report(notes, node_graphs_,
            "<graph> element(s) inside <node> elements ignored: nested graphs are not read");
     report(notes, extra_graphs_, "<graph> element(s) after the first ignored: one graph is read");
+    // Nodes take their ids in the order of their <node> elements.
     std::vector<NodeId> id_of(ids_.size());
-    for (std::size_t v = 0; v < ids_.size(); ++v) {
-      id_of[v] = detail::node_id_or_throw(nodes, name_key_ ? tokens_[v] : ids_[v], kReader,
-                                          scanner_.path(), declared_line_[v]);
+    for (const std::int32_t v : declaration_order_) {
+      const auto slot = static_cast<std::size_t>(v);
+      id_of[slot] = detail::node_id_or_throw(nodes, name_key_ ? tokens_[slot] : ids_[slot], kReader,
+                                             scanner_.path(), declared_line_[slot]);
     }
     for (auto* ends : {&edges_.sources, &edges_.targets}) {
       for (NodeId& end : *ends) end = id_of[static_cast<std::size_t>(end)];
@@ -410,8 +413,8 @@ class GraphmlReader {
   std::unordered_map<std::string_view, std::int32_t> internal_;
   std::deque<std::string> tokens_;  // with a name key: each node's name
   std::unordered_map<std::string_view, std::int32_t> node_of_name_;
-  std::vector<std::int64_t> declared_line_;  // 0: not declared (yet)
-  std::int64_t declared_ = 0;
+  std::vector<std::int64_t> declared_line_;      // 0: not declared (yet)
+  std::vector<std::int32_t> declaration_order_;  // the reader's numbers, in <node> order
   std::int32_t node_ = 0;
   std::int64_t node_line_ = 0;
   std::optional<std::string> node_name_;

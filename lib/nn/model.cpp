@@ -148,6 +148,10 @@ BasicModel<T>::BasicModel(const ModelOptions& options, Rng& rng) : impl_(std::ma
   detail::check_positive("model", "in_features", options.in_features);
   detail::check_positive("model", "classes", options.classes);
   detail::check_positive("model", "layers", options.layers);
+  if (options.layers > kMaxLayers) {
+    throw InvalidArgument("model: layers is " + std::to_string(options.layers) +
+                          ", expected at most " + std::to_string(kMaxLayers));
+  }
   detail::check_positive("model", "heads", options.heads);
   detail::check_positive("model", "hidden", options.hidden);
   detail::check_positive("model", "output_heads", options.output_heads);

@@ -217,20 +217,23 @@ TrainingState read_state(Reader& in) {
 }
 
 // Rejects options whose layers could not be filled by the stored values, before any model of
-// that size is allocated (a hostile file could otherwise ask for an enormous one).
-void check_model_size(Reader& in, const nn::ModelOptions& model, std::size_t values,
-                      std::size_t parameters) {
-  const double available = static_cast<double>(values);
+// that size is allocated (a hostile file could otherwise ask for an enormous one): every layer's
+// projection (input width x output width) is among the values, so their sum must fit.
+void check_stored_sizes(Reader& in, const nn::ModelOptions& model, std::size_t values,
+                        std::size_t parameters) {
   const double hidden_width = static_cast<double>(model.heads) * static_cast<double>(model.hidden);
   const double output_width =
       static_cast<double>(model.output_heads) * static_cast<double>(model.classes);
-  const double first_out = model.layers == 1 ? output_width : hidden_width;
+  const double features = static_cast<double>(model.in_features);
+  const double layers = static_cast<double>(model.layers);
+  const double projections = model.layers == 1 ? features * output_width
+                                               : features * hidden_width +
+                                                     (layers - 2.0) * hidden_width * hidden_width +
+                                                     hidden_width * output_width;
   const bool positive = model.in_features > 0 && model.classes > 0 && model.layers > 0 &&
                         model.heads > 0 && model.hidden > 0 && model.output_heads > 0;
-  if (!positive || static_cast<double>(model.layers) > static_cast<double>(parameters) ||
-      static_cast<double>(model.in_features) * first_out > available ||
-      (model.layers > 1 && hidden_width * output_width > available) ||
-      (model.layers > 2 && hidden_width * hidden_width > available)) {
+  if (!positive || model.layers > nn::kMaxLayers || layers > static_cast<double>(parameters) ||
+      projections > static_cast<double>(values)) {
     in.fail("the model shape (" + std::to_string(model.layers) + " layers, " +
             std::to_string(model.in_features) + " features, " + std::to_string(model.heads) +
             " x " + std::to_string(model.hidden) + " hidden, " +
@@ -351,10 +354,7 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Limits& limi
   constexpr std::size_t kChecksum = sizeof(std::uint64_t);
   if (const auto bytes = file.regular_size();
       bytes && *bytes > static_cast<std::uint64_t>(limits.max_file_bytes)) {
-    throw LimitError("checkpoint", where, 0,
-                     "file is " + std::to_string(*bytes) + " bytes, over the limit of " +
-                         std::to_string(limits.max_file_bytes) +
-                         " (raise it with --max-file-bytes)");
+    detail::throw_file_too_large(file, *bytes, limits.max_file_bytes);
   }
   // The header alone first: magic, version and payload size are known after its 20 bytes,
   // before anything else of the file (or of a device without end) is read.
@@ -420,8 +420,8 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Limits& limi
   checkpoint.values = in.floats();
   checkpoint.state = read_state(in);
   in.finish();
-  check_model_size(in, checkpoint.options.model, checkpoint.values.size(),
-                   checkpoint.parameters.size());
+  check_stored_sizes(in, checkpoint.options.model, checkpoint.values.size(),
+                     checkpoint.parameters.size());
   check_content(checkpoint, where);
   return checkpoint;
 }

@@ -114,6 +114,10 @@ void check_model_size(const TrainOptions& options, const Dataset& dataset) {
   dataset.require_features();
   transforms::check_positional_encoding(options.positional);
   const nn::ModelOptions& model = options.model;
+  if (model.layers > nn::kMaxLayers) {
+    throw InvalidArgument("train: layers is " + std::to_string(model.layers) +
+                          ", expected at most " + std::to_string(nn::kMaxLayers));
+  }
   // In double: the products of hostile widths overflow any integer type.
   const double features = static_cast<double>(dataset.features.cols() + options.positional.dims);
   const double hidden = static_cast<double>(model.heads) * static_cast<double>(model.hidden);

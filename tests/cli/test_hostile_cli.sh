@@ -9,6 +9,7 @@ set -uo pipefail
 maskgat="$1"
 data="$2"
 work="$3"
+corpus="$(cd "$(dirname "$0")/../fuzz/corpus" && pwd)"
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
@@ -106,6 +107,9 @@ expect 1 'dot: /dev/zero:1: a zero byte' info --graph /dev/zero --format dot
 head -c 300 /dev/zero | tr '\0' 'a' > long_line.txt
 expect 1 'long_line.txt:1: the line is longer than 100 bytes, over the limit \(raise it with --max-line-bytes\)' \
   info --graph long_line.txt --max-line-bytes 100
+{ head -c 98 /dev/zero | tr '\0' 'a'; printf ' b\r\n'; } > crlf_line.txt
+expect 0 '' info --graph crlf_line.txt --max-line-bytes 100
+check "a CRLF line of exactly --max-line-bytes bytes is read" grep -q '^edges: 1$' <<< "$out"
 expect 1 'graphml: .*: file has more than 1000 bytes, over the limit \(raise it with --max-file-bytes\)' \
   info --graph <(head -c 5000 /dev/zero | tr '\0' ' ') --format graphml --max-file-bytes 1000
 
@@ -117,6 +121,16 @@ expect 1 'about 2e\+09 edges: over the edge limit of 200000000 \(raise it with -
   info --dataset synthetic:nodes=100000,degree=20000,features=8,classes=3
 expect 1 '30000 classes: over the class limit of 1000 \(raise it with --max-classes\)' \
   info --dataset synthetic:nodes=100000,degree=2,features=8,classes=30000
+
+# 5. Checkpoints whose checksum holds but whose content does not (crafted with a valid checksum;
+# more in the unit test and the fuzz target `checkpoint`).
+expect 1 'regression-empty-class-list: 0 class names for a model of 2 classes' \
+  predict --load "$corpus/checkpoint/regression-empty-class-list" "${own[@]}" --json
+expect 1 'regression-six-class-names: 6 class names for a model of 2 classes' \
+  predict --load "$corpus/checkpoint/regression-six-class-names" "${own[@]}" --output six.csv
+check "no CSV was written for a model with 6 class names" test ! -e six.csv
+expect 1 "regression-nan-weights: the model's parameters hold a NaN or an infinity" \
+  evaluate --load "$corpus/checkpoint/regression-nan-weights" "${own[@]}"
 
 # 6. Outputs checked before any work; never two outputs in one file; never a file that is not a
 # regular file replaced.

@@ -18,7 +18,6 @@
 #include <utility>
 #include <vector>
 
-#include "detail/text.hpp"
 #include "detail/xml_scanner.hpp"
 #include "maskgat/io/edge_list.hpp"
 
@@ -131,6 +130,17 @@ inline GraphmlKeys graphml_keys(std::string_view text) {
   return keys;
 }
 
+// Whether a `<graph>` element lies inside another (which the reader has accepted).
+inline bool has_nested_graph(std::string_view text) {
+  detail::XmlScanner scanner(text, 1'000'000, "reference", "graphml");
+  for (auto event = scanner.next(); event != detail::XmlEvent::kEndOfFile; event = scanner.next()) {
+    if (event == detail::XmlEvent::kStart && scanner.name() == "graph" && scanner.depth() > 2) {
+      return true;
+    }
+  }
+  return false;
+}
+
 template <typename BglGraph>
 std::optional<NamedGraph> boost_graphml(const std::string& text, const GraphmlKeys& keys) {
   BglGraph graph;
@@ -190,8 +200,9 @@ std::optional<NamedGraph> boost_dot(const std::string& text) {
   NamedGraph named = boost_named_graph(
       graph, [&](std::size_t v) { return graph[v].name; },
       [&](const auto& edge) {
-        const auto weight = detail::parse_number(graph[edge].weight);
-        return weight ? static_cast<float>(*weight) : 1.0F;
+        // MaskGAT accepted the file, so every weight given is a finite number.
+        const std::string& weight = graph[edge].weight;
+        return weight.empty() ? 1.0F : static_cast<float>(std::strtod(weight.c_str(), nullptr));
       });
   // Boost numbers nodes in byte order of their names, MaskGAT in order of appearance.
   std::sort(named.nodes.begin(), named.nodes.end());

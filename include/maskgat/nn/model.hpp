@@ -31,14 +31,18 @@ enum class AttentionKind { kGat, kGatv2, kDot };
 /// @throws InvalidArgument naming the accepted values.
 [[nodiscard]] MASKGAT_EXPORT AttentionKind parse_attention_kind(std::string_view name);
 
+/// The most attention layers a model may have (deep GNNs use tens; this bounds what a model file
+/// or an option can make a model build).
+inline constexpr std::int64_t kMaxLayers = 1024;
+
 /// The shape and regularisation of a `Model`; the defaults are the GAT paper's (Cora, CiteSeer).
 struct ModelOptions {
   AttentionKind attention = AttentionKind::kGat;  ///< the layer every level uses
   std::int64_t in_features = 0;                   ///< F (> 0)
   std::int64_t classes = 0;                       ///< K (> 0)
-  std::int64_t layers = 2;         ///< attention layers (>= 1); all but the last are hidden
-  std::int64_t heads = 8;          ///< heads of every hidden layer, concatenated
-  std::int64_t hidden = 8;         ///< features per head of every hidden layer
+  std::int64_t layers = 2;  ///< attention layers, 1 to `kMaxLayers`; all but the last are hidden
+  std::int64_t heads = 8;   ///< heads of every hidden layer, concatenated
+  std::int64_t hidden = 8;  ///< features per head of every hidden layer
   std::int64_t output_heads = 1;   ///< heads of the output layer, averaged
   double dropout = 0.6;            ///< dropout on every layer's input, in [0, 1)
   double attention_dropout = 0.6;  ///< dropout on the attention coefficients, in [0, 1)
@@ -63,8 +67,8 @@ class MASKGAT_EXPORT BasicModel {
   /// Builds the layers and initialises them (Glorot) from `rng`.
   /// @param options the model's shape; `in_features` and `classes` must be set
   /// @param rng     draws the initial weights, layer by layer
-  /// @throws InvalidArgument on a non-positive size, a dropout or attention dropout outside
-  ///         [0, 1), or a non-positive `schedule.grain`.
+  /// @throws InvalidArgument on a non-positive size, more than `kMaxLayers` layers, a dropout or
+  ///         attention dropout outside [0, 1), or a non-positive `schedule.grain`.
   BasicModel(const ModelOptions& options, Rng& rng);
   ~BasicModel();
   /// Takes over another model; the moved-from model may only be assigned to or destroyed.

@@ -53,8 +53,9 @@ struct TrainOptions {
 /// to report a model too large for the machine as bad usage.
 /// @param options the run's settings (model shape and limits)
 /// @param dataset the data: its feature width, classes and node count
-/// @throws IoError when the dataset's features are unavailable; InvalidArgument naming the
-///         sizes and the flag that raises the limit, e.g. `train: the model's projections hold
+/// @throws IoError when the dataset's features are unavailable; InvalidArgument for more than
+///         `nn::kMaxLayers` layers, or naming the sizes and the flag that raises the limit, e.g.
+///         `train: the model's projections hold
 ///         6.2e+21 weights (1433 features x 2147483647 heads x 2147483647 hidden, ...), over the
 ///         limit of 100000000 (raise it with --max-parameters)`.
 MASKGAT_EXPORT void check_model_size(const TrainOptions& options, const Dataset& dataset);

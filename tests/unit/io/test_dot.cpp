@@ -228,6 +228,23 @@ TEST_SUITE("unit") {
     CHECK(in_names(nested, "b") == Names{"a"});
   }
 
+  TEST_CASE("DOT reader: the bodies of a named subgraph add up - a reference stands for them") {
+    const Loaded reopened = load(write_file("dot-named", "reopened.dot",
+                                            "digraph { subgraph s { a } x -> subgraph s { b } "
+                                            "y -> subgraph s; z -> subgraph never }\n"));
+    CHECK(in_names(reopened, "a") == Names{"x", "y"});
+    CHECK(in_names(reopened, "b") == Names{"x", "y"});
+    CHECK(reopened.result.graph.num_edges() == 4);
+  }
+
+  TEST_CASE("DOT reader: an empty subgraph as an edge end joins nothing") {
+    const Loaded empty = load(write_file("dot-empty-subgraph", "empty.dot",
+                                         "digraph { {} -> {} [weight=x]; a -> {} [weight=inf]; "
+                                         "c -> {} -> d; e -> {} ; f -> g [weight=2] }\n"));
+    CHECK(empty.result.graph.num_edges() == 1);
+    CHECK(weight(empty, "f", "g") == 2.0F);
+  }
+
   TEST_CASE("DOT reader: subgraphs as edge ends, edge defaults in scope, ports") {
     const auto path = write_file("dot-grammar", "grammar.dot",
                                  "digraph {\n  edge [weight=2];\n  a -> {b c} -> d;\n"
