@@ -71,9 +71,7 @@ void DotLexer::fail(std::int64_t line, const std::string& message) const {
 
 void DotLexer::move_to(std::size_t target) noexcept {
   target = std::min(target, input_.size());
-  line_ += static_cast<std::int64_t>(
-      std::count(input_.begin() + static_cast<std::ptrdiff_t>(pos_),
-                 input_.begin() + static_cast<std::ptrdiff_t>(target), '\n'));
+  line_ += count_lines(input_, pos_, target);
   pos_ = target;
 }
 

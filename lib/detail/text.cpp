@@ -1,5 +1,6 @@
 #include "detail/text.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -152,6 +153,12 @@ std::optional<std::int64_t> parse_integer(std::string_view token) noexcept {
   const auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), value);
   if (error != std::errc() || end != token.data() + token.size()) return std::nullopt;
   return value;
+}
+
+std::int64_t count_lines(std::string_view text, std::size_t from, std::size_t to) noexcept {
+  return static_cast<std::int64_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(from),
+                                              text.begin() + static_cast<std::ptrdiff_t>(to),
+                                              '\n'));
 }
 
 std::string quoted(std::string_view token) {

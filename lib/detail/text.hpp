@@ -70,6 +70,10 @@ void split_delimited(std::string_view line, char delimiter, std::vector<std::str
 // an integer or does not fit in 64 bits.
 [[nodiscard]] std::optional<std::int64_t> parse_integer(std::string_view token) noexcept;
 
+// The line ends in `text[from, to)`: how far a position's line number moves from `from` to `to`.
+[[nodiscard]] std::int64_t count_lines(std::string_view text, std::size_t from,
+                                       std::size_t to) noexcept;
+
 // `'token'` for messages, shortened to 40 characters with `...`.
 [[nodiscard]] std::string quoted(std::string_view token);
 

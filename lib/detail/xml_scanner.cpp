@@ -57,9 +57,7 @@ const std::string_view* XmlScanner::attribute(std::string_view name) const noexc
 
 void XmlScanner::move_to(std::size_t target) noexcept {
   target = std::min(target, text_all_.size());
-  line_ += static_cast<std::int64_t>(
-      std::count(text_all_.begin() + static_cast<std::ptrdiff_t>(pos_),
-                 text_all_.begin() + static_cast<std::ptrdiff_t>(target), '\n'));
+  line_ += count_lines(text_all_, pos_, target);
   pos_ = target;
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "detail/xml_scanner.hpp"
+#include "fuzz/fuzz_input.hpp"
 #include "maskgat/io/edge_list.hpp"
 
 namespace maskgat::fuzz {
@@ -46,6 +47,20 @@ inline NamedGraph named_graph(const LoadedGraph& loaded, const NodeIndex& index)
                           weight);
     }
   }
+  return graph;
+}
+
+// MaskGAT's reading of `text` as the file `name` with `read` (`read_graphml` or `read_dot`), at
+// the fuzzing depth limit; nullopt when it refuses it with one of its errors.
+template <typename Read>
+std::optional<NamedGraph> maskgat_graph(const std::string& text, const std::string& name,
+                                        Read&& read) {
+  const auto path = write_input(text, name);
+  NodeIndex nodes = NodeIndex::named(1'000'000);
+  EdgeListOptions options;
+  options.read.limits.max_nesting_depth = 64;
+  std::optional<NamedGraph> graph;
+  accept_errors([&] { graph = named_graph(read(path, nodes, options), nodes); });
   return graph;
 }
 

@@ -11,7 +11,6 @@
 
 #include "detail/dot_lexer.hpp"
 #include "fuzz/boost_reference.hpp"
-#include "fuzz/fuzz_input.hpp"
 #include "maskgat/io/dot.hpp"
 
 namespace {
@@ -50,13 +49,7 @@ bool subgraph_members_matter(const std::string& text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(maskgat::fuzz::as_text(data, size));
-  const auto path = maskgat::fuzz::write_input(text, "graph.dot");
-  maskgat::NodeIndex nodes = maskgat::NodeIndex::named(1'000'000);
-  maskgat::EdgeListOptions options;
-  options.read.limits.max_nesting_depth = 64;
-  std::optional<maskgat::fuzz::NamedGraph> ours;
-  maskgat::fuzz::accept_errors(
-      [&] { ours = maskgat::fuzz::named_graph(maskgat::read_dot(path, nodes, options), nodes); });
+  auto ours = maskgat::fuzz::maskgat_graph(text, "graph.dot", maskgat::read_dot);
   if (!ours || subgraph_members_matter(text)) return 0;
   std::sort(ours->nodes.begin(), ours->nodes.end());
   // Boost's graph type must match the file's kind: `[strict] digraph` or `[strict] graph`.

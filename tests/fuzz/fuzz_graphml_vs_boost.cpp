@@ -6,19 +6,11 @@
 // in the graph, whose nodes Boost numbers graph by graph and MaskGAT in file order.
 
 #include "fuzz/boost_reference.hpp"
-#include "fuzz/fuzz_input.hpp"
 #include "maskgat/io/graphml.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(maskgat::fuzz::as_text(data, size));
-  const auto path = maskgat::fuzz::write_input(text, "graph.graphml");
-  maskgat::NodeIndex nodes = maskgat::NodeIndex::named(1'000'000);
-  maskgat::EdgeListOptions options;
-  options.read.limits.max_nesting_depth = 64;
-  std::optional<maskgat::fuzz::NamedGraph> ours;
-  maskgat::fuzz::accept_errors([&] {
-    ours = maskgat::fuzz::named_graph(maskgat::read_graphml(path, nodes, options), nodes);
-  });
+  auto ours = maskgat::fuzz::maskgat_graph(text, "graph.graphml", maskgat::read_graphml);
   if (!ours || maskgat::fuzz::has_nested_graph(text)) return 0;
   const auto boost = maskgat::fuzz::boost_graphml(text);
   if (!boost) return 0;

@@ -67,6 +67,14 @@ std::string saved_payload(const train::Trainer& trainer, const std::filesystem::
                       bytes.size() - maskgat::test::kCheckpointHeader - 8);
 }
 
+// The checkpoint of a 3-epoch run on the 12-feature synthetic graph.
+train::Checkpoint short_run_checkpoint() {
+  const maskgat::Dataset data = synthetic(12);
+  train::Trainer trainer(data, options_with(3));
+  trainer.fit();
+  return trainer.checkpoint();
+}
+
 // The payload of a 3-epoch run's checkpoint, saved to `dir`, and the run's parameter values.
 std::pair<std::string, std::vector<float>> short_run_payload(const std::filesystem::path& dir) {
   const maskgat::Dataset data = synthetic(12);
@@ -194,12 +202,9 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("damaged checkpoints are rejected with what is wrong") {
-    const maskgat::Dataset data = synthetic(12);
-    train::Trainer trainer(data, options_with(3));
-    trainer.fit();
     const auto dir = maskgat::test::scratch_dir("checkpoint_damage");
     const auto good = dir / "good.ckpt";
-    train::save_checkpoint(good, trainer.checkpoint(), true);
+    train::save_checkpoint(good, short_run_checkpoint(), true);
     const std::string bytes = read_bytes(good);
     const auto bad = dir / "bad.ckpt";
 
@@ -251,9 +256,6 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("checkpoints whose checksum holds but whose content does not are rejected") {
-    const maskgat::Dataset data = synthetic(12);
-    train::Trainer trainer(data, options_with(3));
-    trainer.fit();
     const auto dir = maskgat::test::scratch_dir("checkpoint_content");
     const auto path = dir / "crafted.ckpt";
     // save_checkpoint writes a valid header and checksum for whatever it is given.
@@ -263,7 +265,7 @@ TEST_SUITE("unit") {
                            ("checkpoint: " + path.string() + ": " + expected).c_str(),
                            maskgat::ParseError);
     };
-    const train::Checkpoint good = trainer.checkpoint();
+    const train::Checkpoint good = short_run_checkpoint();
 
     train::Checkpoint crafted = good;
     crafted.class_names.clear();
