@@ -862,7 +862,14 @@ ArrayView array_view(const Pickle& p, PickleId id, const std::string& subject,
   if (dtype_value.kind != PickleKind::kObject || dtype_value.cls != PickleClass::kDtype) {
     p.fail(self + ": dtype is " + p.describe_at(dtype) + ", expected a numpy.dtype");
   }
-  view.dtype_name = std::string(p.bytes(p.items(p.object_args(dtype))[0]));
+  // numpy.dtype('i4', False, True): the type code is the first argument.
+  const PickleId dtype_args = p.object_args(dtype);
+  const auto dtype_arguments = dtype_args < 0 ? std::span<const PickleId>() : p.items(dtype_args);
+  if (dtype_arguments.empty() || p.value(dtype_arguments[0]).kind != PickleKind::kString) {
+    p.fail(self + ": the numpy.dtype" + created_at(dtype_value.offset) +
+           " has no type code (expected a string as its first argument)");
+  }
+  view.dtype_name = std::string(p.bytes(dtype_arguments[0]));
   if (view.dtype_name == "i4") {
     view.dtype = DType::kInt32;
   } else if (view.dtype_name == "i8") {
@@ -876,7 +883,8 @@ ArrayView array_view(const Pickle& p, PickleId id, const std::string& subject,
            ", expected 'i4', 'i8', 'f4' or 'f8'");
   }
   const PickleId dtype_state = p.object_state(dtype);
-  const auto dtype_items = p.items(dtype_state);
+  const auto dtype_items =
+      dtype_state < 0 ? std::span<const PickleId>() : p.items(dtype_state);
   if (dtype_state < 0 || p.value(dtype_state).kind != PickleKind::kTuple ||
       dtype_items.size() < 2 || p.value(dtype_items[1]).kind != PickleKind::kString) {
     p.fail(self + ": the numpy.dtype" + created_at(dtype_value.offset) +
