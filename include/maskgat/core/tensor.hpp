@@ -11,6 +11,16 @@
 #include <Eigen/SparseCore>
 #include <cstdint>
 
+// MaskGAT's ABI fixes Eigen's alignment at 64 bytes for the library and for every program that
+// includes its headers (the `maskgat::maskgat` CMake target and `maskgat.pc` define both macros),
+// so the layout and the allocation of every Eigen object are the same on both sides whatever
+// instruction set each is compiled for (Eigen's own defaults follow it: 16 bytes for SSE, 64 for
+// AVX-512, and memory allocated by one side would be freed wrongly by the other).
+static_assert(EIGEN_MAX_ALIGN_BYTES == 64 && EIGEN_MAX_STATIC_ALIGN_BYTES == 64,
+              "MaskGAT needs Eigen's alignment fixed at 64 bytes: compile with "
+              "-DEIGEN_MAX_ALIGN_BYTES=64 -DEIGEN_MAX_STATIC_ALIGN_BYTES=64, as the maskgat "
+              "CMake target and `pkg-config --cflags maskgat` do, before Eigen is included");
+
 namespace maskgat {
 
 /// A dense row-major matrix of `T` (`float` by default in the library, `double` in gradient
