@@ -1,7 +1,10 @@
 #include "data_options.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
@@ -13,7 +16,7 @@ namespace maskgat::app {
 
 void add_run_options(CLI::App& command, RunOptions& options, bool writes_files) {
   command.add_option("--threads", options.threads, "Worker threads (0: all cores)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(integer_at_least(0))
       ->capture_default_str();
   if (writes_files) command.add_flag("--force", options.force, "Replace existing output files");
   command.add_flag("--json", options.json,
@@ -26,18 +29,50 @@ void add_run_options(CLI::App& command, RunOptions& options, bool writes_files) 
       ->excludes(quiet);
 }
 
+CLI::Validator integer_at_least(std::int64_t minimum) {
+  const std::string expected = "an integer >= " + std::to_string(minimum);
+  return {[expected, minimum](std::string& text) -> std::string {
+            std::int64_t value = 0;
+            const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+            if (error != std::errc() || end != text.data() + text.size()) {
+              return "must be " + expected + ", got '" + text + "'";
+            }
+            if (value < minimum) return "must be " + expected + ", got " + text;
+            return {};
+          },
+          expected};
+}
+
+CLI::Validator number_above(double minimum, bool inclusive, std::optional<double> below) {
+  std::string expected = std::string(inclusive ? ">= " : "> ") + fixed(minimum, 0);
+  if (below) expected += " and < " + fixed(*below, 0);
+  return {[=](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double value = std::strtod(text.c_str(), &end);
+            if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value)) {
+              return "'" + text + "' is not a number (expected " + expected + ")";
+            }
+            const bool low = inclusive ? value < minimum : value <= minimum;
+            if (low || (below && value >= *below)) {
+              return "must be a number " + expected + ", got " + text;
+            }
+            return {};
+          },
+          "a number " + expected};
+}
+
 void add_model_limits(CLI::App& command, ModelLimits& limits, bool builds) {
   if (builds) {
     command
         .add_option("--max-parameters", limits.max_parameters,
                     "Limit: weights of the model's projections")
-        ->check(CLI::PositiveNumber)
+        ->check(integer_at_least(1))
         ->capture_default_str();
   }
   command
       .add_option("--max-activations", limits.max_activations,
                   "Limit: values of one layer's output over all nodes (nodes x heads x width)")
-      ->check(CLI::PositiveNumber)
+      ->check(integer_at_least(1))
       ->capture_default_str();
 }
 
@@ -85,38 +120,38 @@ void add_data_options(CLI::App& command, DataOptions& options) {
   command
       .add_option("--num-nodes", files.num_nodes,
                   "With --numeric-ids: the node count (default: largest id + 1)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(integer_at_least(0))
       ->needs(graph);
   command.add_flag("--strict", load.read.strict,
                    "Treat merged or dropped input (duplicates, unknown citations) as errors");
   command.add_option("--seed", load.seed, "Seed of random splits and synthetic data")
       ->capture_default_str();
   command.add_option("--max-nodes", limits.max_nodes, "Reader limit: nodes")
-      ->check(CLI::PositiveNumber)
+      ->check(integer_at_least(1))
       ->capture_default_str();
   command.add_option("--max-edges", limits.max_edges, "Reader limit: edges")
-      ->check(CLI::PositiveNumber)
+      ->check(integer_at_least(1))
       ->capture_default_str();
   command.add_option("--max-features", limits.max_features, "Reader limit: feature width")
-      ->check(CLI::PositiveNumber)
+      ->check(integer_at_least(1))
       ->capture_default_str();
   command.add_option("--max-classes", limits.max_classes, "Reader limit: distinct labels")
-      ->check(CLI::PositiveNumber)
+      ->check(integer_at_least(1))
       ->capture_default_str();
   command
       .add_option("--max-file-bytes", limits.max_file_bytes,
                   "Reader limit: size of files read whole (GraphML, DOT, pickles, checkpoints)")
-      ->check(CLI::PositiveNumber)
+      ->check(integer_at_least(1))
       ->capture_default_str();
   command
       .add_option("--max-line-bytes", limits.max_line_bytes,
                   "Reader limit: one line of a text file (edge lists, features, labels, splits)")
-      ->check(CLI::PositiveNumber)
+      ->check(integer_at_least(1))
       ->capture_default_str();
   command
       .add_option("--max-nesting-depth", limits.max_nesting_depth,
                   "Reader limit: nesting in GraphML and DOT files")
-      ->check(CLI::PositiveNumber)
+      ->check(integer_at_least(1))
       ->capture_default_str();
   command.callback([dataset, graph] {
     if (dataset->count() == 0 && graph->count() == 0) {
@@ -148,7 +183,10 @@ Dataset load_data(DataOptions& options, const RunOptions& run) {
   auto& load = options.load;
   load.source = options.source == "linqs" ? DatasetSource::kLinqs : DatasetSource::kPlanetoid;
   load.data_dir = resolve_data_dir(options.data_dir, default_data_dir());
-  const bool reads_files = !options.dataset.empty() && !options.dataset.starts_with("synthetic:");
+  std::string prefix = options.dataset.substr(0, 10);
+  std::transform(prefix.begin(), prefix.end(), prefix.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const bool reads_files = !options.dataset.empty() && prefix != "synthetic:";
   if (reads_files && load.data_dir.empty()) {
     throw InvalidArgument(
         "no data directory for " + options.dataset +

@@ -31,6 +31,12 @@ struct RunOptions {
   bool verbose = false;      // also what was loaded, from where, with how many threads
 };
 
+// Checks of an option's value that name what is allowed and what was given, e.g.
+// `--heads: must be an integer >= 1, got 0` or `--lr: 'abc' is not a number (expected > 0)`.
+CLI::Validator integer_at_least(std::int64_t minimum);
+// A real number above `minimum` (at least it when `inclusive`), and below `below` when given.
+CLI::Validator number_above(double minimum, bool inclusive, std::optional<double> below = {});
+
 // Limits on the model a command builds (train) or applies (evaluate, predict).
 struct ModelLimits {
   std::int64_t max_parameters = train::TrainOptions{}.max_parameters;

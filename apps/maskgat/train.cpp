@@ -132,39 +132,39 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
         }
       });
   command->add_option("--layers", options.layers, "Attention layers (default 2)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_at_least(1));
   command->add_option("--heads", options.heads, "Heads of every hidden layer (default 8)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_at_least(1));
   command->add_option("--hidden", options.hidden, "Features per head of hidden layers (default 8)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_at_least(1));
   command
       ->add_option("--output-heads", options.output_heads,
                    "Heads of the output layer, averaged (default 1; PubMed 8)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_at_least(1));
   command->add_option("--dropout", options.dropout, "Dropout on layer inputs (default 0.6)")
-      ->check(CLI::Range(0.0, 0.999999));
+      ->check(number_above(0.0, true, 1.0));
   command
       ->add_option("--attn-dropout", options.attention_dropout,
                    "Dropout on attention coefficients (default 0.6)")
-      ->check(CLI::Range(0.0, 0.999999));
+      ->check(number_above(0.0, true, 1.0));
   command
       ->add_option("--lr", options.learning_rate, "Adam learning rate (default 0.005; PubMed 0.01)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_above(0.0, false));
   command
       ->add_option("--weight-decay", options.weight_decay,
                    "L2 weight decay added to the gradients (default 5e-4; PubMed 1e-3)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_above(0.0, true));
   command->add_flag("--whole-graph", options.whole_graph,
                     "Run training steps and validation over the whole graph, not only the "
                     "training and validation nodes' receptive fields");
   command->add_option("--epochs", options.epochs, "Maximum epochs (default 10000)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_at_least(1));
   command
       ->add_option("--patience", options.patience,
                    "Early-stopping patience in epochs; 0 trains exactly --epochs (default 100)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_at_least(0));
   command->add_option("--runs", options.runs, "Runs with seeds seed, seed+1, ...")
-      ->check(CLI::PositiveNumber)
+      ->check(integer_at_least(1))
       ->capture_default_str();
   add_model_limits(*command, options.limits, true);
   command->add_option("--metrics-json", options.metrics_json,

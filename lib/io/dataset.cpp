@@ -72,12 +72,20 @@ std::filesystem::path resolve_data_dir(const std::optional<std::filesystem::path
 }
 
 Dataset load_dataset(std::string_view name, const DatasetOptions& options) {
-  if (name.starts_with("synthetic:")) return make_synthetic(parse_synthetic_spec(name), options);
-  if (name == "cora" || name == "citeseer" || name == "pubmed") {
+  // Names are matched without regard to case (`Cora` is `cora`); a spec's keys are lower case.
+  std::string canonical(name);
+  const std::size_t spec = std::min(canonical.find(':'), canonical.size());
+  std::transform(canonical.begin(), canonical.begin() + static_cast<std::ptrdiff_t>(spec),
+                 canonical.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (canonical.starts_with("synthetic:")) {
+    return make_synthetic(parse_synthetic_spec(canonical), options);
+  }
+  if (canonical == "cora" || canonical == "citeseer" || canonical == "pubmed") {
     if (options.source == DatasetSource::kLinqs) {
-      return read_linqs(options.data_dir / "linqs" / std::string(name), name, options);
+      return read_linqs(options.data_dir / "linqs" / canonical, canonical, options);
     }
-    return read_planetoid(options.data_dir / "planetoid", name, options);
+    return read_planetoid(options.data_dir / "planetoid", canonical, options);
   }
   throw InvalidArgument("unknown dataset '" + std::string(name) +
                         "': expected cora, citeseer, pubmed or synthetic:nodes=N,...");

@@ -1,6 +1,7 @@
 #include "maskgat/train/trainer.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <iomanip>
@@ -19,7 +20,10 @@ namespace maskgat::train {
 
 TrainOptions paper_recipe(std::string_view dataset) {
   TrainOptions options;
-  if (dataset == "pubmed") {
+  std::string name(dataset);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (name == "pubmed") {
     options.model.output_heads = 8;
     options.optimizer.learning_rate = 0.01;
     options.optimizer.weight_decay = 1e-3;

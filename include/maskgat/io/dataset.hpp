@@ -97,7 +97,8 @@ struct FileSources {
 [[nodiscard]] MASKGAT_EXPORT std::filesystem::path resolve_data_dir(
     const std::optional<std::filesystem::path>& flag, const std::filesystem::path& fallback);
 
-/// Loads `cora`, `citeseer`, `pubmed` (from `options.source`) or `synthetic:...`.
+/// Loads `cora`, `citeseer`, `pubmed` (from `options.source`) or `synthetic:...`; names and the
+/// `synthetic:` prefix are matched without regard to case.
 /// @param name    a built-in name, or a `synthetic:` spec (`parse_synthetic_spec`)
 /// @param options data directory, source, feature handling, split seed and reader limits
 /// @return the dataset (`read_planetoid`, `read_linqs` or `make_synthetic`)
