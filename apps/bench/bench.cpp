@@ -109,7 +109,7 @@ Dataset load(const Measurement& m) {
   }
   maskgat::DatasetOptions options;
   options.data_dir = m.data_dir;
-  options.normalize_features = true;
+  options.normalize_features = maskgat::FeatureNormalization::kRows;
   return maskgat::load_dataset(m.dataset, options);
 }
 

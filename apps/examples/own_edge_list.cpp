@@ -21,7 +21,6 @@ int main(int argc, char** argv) {
     files.split = argv[4];
     files.undirected = true;
     maskgat::DatasetOptions options;
-    options.normalize_features = true;  // rows sum to 1, as the GAT paper's recipe
     const maskgat::Dataset data = maskgat::load_files(files, options);
     std::cout << "loaded " << data.graph.num_nodes() << " nodes, " << data.graph.num_edges()
               << " edges, " << data.num_classes() << " classes\n";

@@ -23,7 +23,6 @@ int main(int argc, char** argv) {
     maskgat::FileSources files{argv[2], "auto", argv[3], argv[4], argv[5]};
     files.undirected = true;
     maskgat::DatasetOptions options;
-    options.normalize_features = true;  // as when the model was trained
     const maskgat::Dataset data = maskgat::load_files(files, options);
     const auto named = std::find(data.node_names.begin(), data.node_names.end(), argv[6]);
     if (named == data.node_names.end()) throw std::runtime_error(std::string("no node ") + argv[6]);

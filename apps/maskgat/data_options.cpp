@@ -124,8 +124,14 @@ void add_data_options(CLI::App& command, DataOptions& options) {
       ->needs(graph);
   command.add_flag("--strict", load.read.strict,
                    "Treat merged or dropped input (duplicates, unknown citations) as errors");
-  command.add_option("--seed", load.seed, "Seed of random splits and synthetic data")
-      ->capture_default_str();
+  command.add_option("--seed", options.seed, "Seed of random splits (default 0)");
+  command
+      .add_option("--split-sizes", options.split_sizes,
+                  "TRAIN_PER_CLASS,VAL,TEST: sizes of random splits (default 20,500,1000, "
+                  "scaled down on graphs too small for them)")
+      ->delimiter(',')
+      ->expected(3)
+      ->check(integer_at_least(0));
   command.add_option("--max-nodes", limits.max_nodes, "Reader limit: nodes")
       ->check(integer_at_least(1))
       ->capture_default_str();
@@ -178,9 +184,71 @@ std::filesystem::path default_data_dir() {
   return {};
 }
 
+void add_data_as_given(CLI::App& command, DataOptions& options) {
+  command.add_flag("--data-as-given", options.as_given,
+                   "Use the data as the options give it, not prepared as the model's training "
+                   "data was (direction, normalisation, split); differences become notes");
+}
+
+void follow_model_data(DataOptions& options, const std::optional<train::DataRecord>& trained,
+                       const std::string& model, const RunOptions& run) {
+  if (options.as_given || !trained) return;
+  const DataPreparation& preparation = trained->preparation;
+  if (preparation.undirected && !options.files.graph.empty() && !options.files.undirected) {
+    options.files.undirected = true;
+    say(run, "note: model " + model + " was trained with --undirected; the edges are read so");
+  }
+  options.load.normalize_features =
+      preparation.rows_normalized ? FeatureNormalization::kRows : FeatureNormalization::kNone;
+  if (preparation.random_split) {
+    if (!options.seed) options.seed = preparation.split_seed;
+    if (options.split_sizes.empty()) {
+      const RandomSplitSizes& sizes = preparation.split_sizes;
+      options.split_sizes = {sizes.train_per_class, sizes.val, sizes.test};
+    }
+  }
+}
+
+void check_model_data(const DataOptions& options, const std::optional<train::DataRecord>& trained,
+                      const Dataset& dataset, bool with_split, const std::string& model,
+                      const RunOptions& run) {
+  if (!trained) {
+    say(run, "note: model " + model +
+                 " holds no record of its data (saved by an older version); the data is used "
+                 "as given");
+    return;
+  }
+  const std::vector<std::string> differences =
+      train::data_differences(*trained, dataset, with_split);
+  const train::DataRecord given = train::record_data(dataset);
+  if (with_split && (given.nodes != trained->nodes || given.nodes_hash != trained->nodes_hash)) {
+    say(run, "note: model " + model + " was trained on other nodes (" +
+                 std::to_string(trained->nodes) + "); its split is not compared with this data's");
+  }
+  if (differences.empty()) return;
+  if (options.as_given) {
+    for (const std::string& difference : differences) {
+      say(run, "note: --data-as-given: model " + model + ": " + difference);
+    }
+    return;
+  }
+  std::string message = "model " + model + " was trained on data prepared otherwise: ";
+  for (std::size_t k = 0; k < differences.size(); ++k) {
+    message += (k == 0 ? "" : "; ") + differences[k];
+  }
+  throw InvalidArgument(message +
+                        ". Leave out the options that differ, or pass --data-as-given to use the "
+                        "data as given");
+}
+
 Dataset load_data(DataOptions& options, const RunOptions& run) {
   const auto start = std::chrono::steady_clock::now();
   auto& load = options.load;
+  load.seed = options.seed.value_or(0);
+  if (!options.split_sizes.empty()) {
+    load.split_sizes = RandomSplitSizes{options.split_sizes[0], options.split_sizes[1],
+                                        options.split_sizes[2]};
+  }
   load.source = options.source == "linqs" ? DatasetSource::kLinqs : DatasetSource::kPlanetoid;
   load.data_dir = resolve_data_dir(options.data_dir, default_data_dir());
   std::string prefix = options.dataset.substr(0, 10);
@@ -214,22 +282,13 @@ Dataset load_data(DataOptions& options, const RunOptions& run) {
 Dataset load_model_data(DataOptions& options, const RunOptions& run) {
   Dataset dataset = load_data(options, run);
   dataset.require_features();
-  const FeatureMatrix& features = dataset.features;
-  bool non_negative = true;
-  if (features.is_sparse()) {
-    const auto& sparse = features.sparse();
-    for (std::int64_t k = 0; k < sparse.nonZeros() && non_negative; ++k) {
-      non_negative = sparse.valuePtr()[k] >= 0.0F;
-    }
-  } else {
-    non_negative = features.dense().size() == 0 || features.dense().minCoeff() >= 0.0F;
-  }
-  if (non_negative) {
-    dataset.features.normalize_rows();
-  } else {
-    say(run, "note: features have negative entries, so rows are not normalised");
-  }
   return dataset;
+}
+
+void write_split_out(const std::filesystem::path& path, const Dataset& dataset,
+                     const RunOptions& run) {
+  write_split(path, dataset.node_names, dataset.split, run.force);
+  say(run, "wrote the split to " + path.string());
 }
 
 std::optional<tbb::global_control> limit_threads(const RunOptions& run) {

@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "maskgat/io/dataset.hpp"
+#include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/trainer.hpp"
 
 namespace maskgat::app {
@@ -20,6 +22,9 @@ struct DataOptions {
   std::string source = "planetoid";
   FileSources files;
   DatasetOptions load;
+  std::optional<std::uint64_t> seed;     // --seed (default 0; a model's split seed when applied)
+  std::vector<std::int64_t> split_sizes;  // --split-sizes: train per class, val, test; or empty
+  bool as_given = false;                  // --data-as-given: a model's preparation is not applied
 };
 
 // How a subcommand runs and reports; the same options on every subcommand.
@@ -71,9 +76,27 @@ std::filesystem::path default_data_dir();
 // --quiet; with --verbose also what was loaded from where, and how long it took).
 Dataset load_data(DataOptions& options, const RunOptions& run);
 
-// Loads the data a model trains on or is applied to: features required, rows normalised (as the
-// GAT paper) when no feature is negative, else a note says they are not.
+// Registers `--data-as-given` on a command that applies a saved model (evaluate, predict).
+void add_data_as_given(CLI::App& command, DataOptions& options);
+
+// Makes `options` prepare the data as `trained`'s was: edges reversed too when it was undirected,
+// its feature normalisation, and its random split's seed and sizes unless --seed or
+// --split-sizes set them. Nothing with --data-as-given or without a record.
+void follow_model_data(DataOptions& options, const std::optional<train::DataRecord>& trained,
+                       const std::string& model, const RunOptions& run);
+
+// After loading: refuses (InvalidArgument) data not prepared as the model `model`'s was
+// (`train::data_differences`), naming every difference; with --data-as-given says them as notes.
+void check_model_data(const DataOptions& options, const std::optional<train::DataRecord>& trained,
+                      const Dataset& dataset, bool with_split, const std::string& model,
+                      const RunOptions& run);
+
+// Loads the data a model trains on or is applied to: features required.
 Dataset load_model_data(DataOptions& options, const RunOptions& run);
+
+// Writes `dataset`'s split to `path` (--split-out) and says so.
+void write_split_out(const std::filesystem::path& path, const Dataset& dataset,
+                     const RunOptions& run);
 
 // Limits the worker threads to --threads for the lifetime of the returned object (0: all cores).
 std::optional<tbb::global_control> limit_threads(const RunOptions& run);

@@ -169,6 +169,8 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
   add_model_limits(*command, options.limits, true);
   command->add_option("--metrics-json", options.metrics_json,
                       "Also write per-run and summary metrics to this file, as --json prints them");
+  command->add_option("--split-out", options.split_out,
+                      "Write the split used to this file, as --split reads it");
   command->add_option("--save", options.save,
                       "Save the model and its training state to this file (one run only)");
   command->add_option("--resume", options.resume,
@@ -203,6 +205,7 @@ int run_train(TrainCommandOptions& options) {
   if (options.plot) add_plot_outputs(outputs, "--plot", *options.plot);
   if (options.metrics_json) outputs.add_output("--metrics-json", *options.metrics_json);
   if (options.save) outputs.add_output("--save", *options.save);
+  if (options.split_out) outputs.add_output("--split-out", *options.split_out);
   if (options.resume) outputs.add_input("--resume", *options.resume);
   add_inputs(outputs, options.data);
   outputs.check();
@@ -212,8 +215,10 @@ int run_train(TrainCommandOptions& options) {
     resumed = train::load_checkpoint(*options.resume, options.data.load.read.limits);
     resumed->options.max_parameters = options.limits.max_parameters;  // limits are not saved
     resumed->options.max_activations = options.limits.max_activations;
+    follow_model_data(options.data, resumed->data, options.resume->string(), output);
   }
   const Dataset dataset = load_model_data(options.data, output);
+  if (options.split_out) write_split_out(*options.split_out, dataset, output);
 
   std::vector<train::FitResult> results;
   std::vector<std::uint64_t> seeds;
@@ -253,7 +258,8 @@ int run_train(TrainCommandOptions& options) {
     if (!output.quiet && !output.json) {
       std::cout << "run " << run + 1 << " seed " << train_options.seed << ": test_acc "
                 << (result.test_nodes > 0 ? fixed(result.test_accuracy, 4) : "none") << " val_acc "
-                << fixed(result.val_accuracy, 4) << " best_epoch " << result.best_epoch
+                << (result.val_nodes > 0 ? fixed(result.val_accuracy, 4) : "none")
+                << " best_epoch " << result.best_epoch
                 << " epochs " << result.epochs << " " << fixed(result.ms_per_epoch, 2)
                 << " ms/epoch\n";
     }
@@ -296,7 +302,9 @@ int run_train(TrainCommandOptions& options) {
     runs.push_back({{"seed", seeds[k]},
                     {"epochs", results[k].epochs},
                     {"best_epoch", results[k].best_epoch},
-                    {"val_acc", results[k].val_accuracy},
+                    {"val_acc", results[k].val_nodes > 0
+                                    ? nlohmann::ordered_json(results[k].val_accuracy)
+                                    : nlohmann::ordered_json(nullptr)},
                     {"test_acc", tested ? nlohmann::ordered_json(results[k].test_accuracy)
                                         : nlohmann::ordered_json(nullptr)},
                     {"ms_per_epoch", results[k].ms_per_epoch}});
@@ -306,6 +314,18 @@ int run_train(TrainCommandOptions& options) {
       {"dataset", dataset.name},
       {"attention", nn::attention_kind_name(last.model.attention)},
       {"positional_encoding", transforms::positional_encoding_name(last.positional)},
+      {"hyperparameters",
+       {{"layers", last.model.layers},
+        {"heads", last.model.heads},
+        {"hidden", last.model.hidden},
+        {"output_heads", last.model.output_heads},
+        {"dropout", last.model.dropout},
+        {"attention_dropout", last.model.attention_dropout},
+        {"lr", last.optimizer.learning_rate},
+        {"weight_decay", last.optimizer.weight_decay},
+        {"epochs", last.epochs},
+        {"patience", last.patience},
+        {"receptive_field", last.receptive_field}}},
       {"runs", runs},
       {"test_acc_mean", tested ? nlohmann::ordered_json(mean) : nlohmann::ordered_json(nullptr)},
       {"test_acc_std", tested ? nlohmann::ordered_json(std_dev) : nlohmann::ordered_json(nullptr)}};

@@ -19,7 +19,7 @@ struct TrainCommandOptions {
   bool whole_graph = false;
   std::int64_t runs = 1;
   ModelLimits limits;
-  std::optional<std::filesystem::path> metrics_json, save, resume, plot;
+  std::optional<std::filesystem::path> metrics_json, save, resume, plot, split_out;
   RunOptions run;
 };
 

@@ -61,10 +61,13 @@ struct Applied {
   }
 };
 
+// `with_split`: the data's split is used (evaluate), so it must be the model's on its own nodes.
 Applied apply_model(const std::filesystem::path& path, DataOptions& data, const ModelLimits& limits,
-                    const RunOptions& run) {
+                    const RunOptions& run, bool with_split) {
   train::Checkpoint checkpoint = train::load_checkpoint(path, data.load.read.limits);
+  follow_model_data(data, checkpoint.data, path.string(), run);
   Dataset dataset = load_model_data(data, run);
+  check_model_data(data, checkpoint.data, dataset, with_split, path.string(), run);
   try {
     train::check_input_width(checkpoint, dataset);
   } catch (const InvalidArgument& error) {
@@ -117,8 +120,11 @@ void add_evaluate_command(CLI::App& app, EvaluateOptions& options) {
       "evaluate", "Accuracy, macro-F1 and the test confusion matrix of a saved model");
   command->add_option("--load", options.model, "Model file written by train --save")->required();
   add_data_options(*command, options.data);
+  add_data_as_given(*command, options.data);
   command->add_option("--metrics-json", options.metrics_json,
                       "Also write the metrics to this file, as --json prints them");
+  command->add_option("--split-out", options.split_out,
+                      "Write the split used to this file, as --split reads it");
   add_model_limits(*command, options.limits, false);
   add_run_options(*command, options.run, true);
   command->footer(
@@ -134,6 +140,7 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
       "predict", "Class probabilities of every node (and attention weights) from a saved model");
   command->add_option("--load", options.model, "Model file written by train --save")->required();
   add_data_options(*command, options.data);
+  add_data_as_given(*command, options.data);
   command->add_option("--output", options.output,
                       "CSV: node,predicted_class,p_<class>... one row per node");
   command->add_option("--attention-out", options.attention_out,
@@ -172,11 +179,12 @@ int run_evaluate(EvaluateOptions& options) {
   const RunOptions& run = options.run;
   OutputPlan outputs(run.force);
   if (options.metrics_json) outputs.add_output("--metrics-json", *options.metrics_json);
+  if (options.split_out) outputs.add_output("--split-out", *options.split_out);
   outputs.add_input("--load", options.model);
   add_inputs(outputs, options.data);
   outputs.check();
   const auto threads = limit_threads(run);
-  Applied applied = apply_model(options.model, options.data, options.limits, run);
+  Applied applied = apply_model(options.model, options.data, options.limits, run, true);
   const Dataset& dataset = applied.dataset;
   if (dataset.class_names != applied.checkpoint.class_names) {
     throw Error("model " + options.model.string() + " was trained on " +
@@ -191,7 +199,12 @@ int run_evaluate(EvaluateOptions& options) {
   std::optional<train::ConfusionMatrix> test;
   for (const SplitPart part : {SplitPart::kTrain, SplitPart::kVal, SplitPart::kTest}) {
     const std::vector<NodeId> nodes = dataset.nodes_in(part);
-    if (nodes.empty()) continue;
+    if (nodes.empty()) {  // no metric over no nodes
+      if (!run.json) std::cout << split_part_name(part) << ": nodes 0 (no metrics)\n";
+      splits[split_part_name(part)] = {
+          {"nodes", 0}, {"loss", nullptr}, {"accuracy", nullptr}, {"macro_f1", nullptr}};
+      continue;
+    }
     const train::ConfusionMatrix confusion(dataset.num_classes(), labels, predicted, nodes);
     const double loss = nn::nll_loss<float>(logits, labels, nodes);
     if (!run.json) {
@@ -230,6 +243,7 @@ int run_evaluate(EvaluateOptions& options) {
     write_file_atomically(*options.metrics_json, json + "\n", run.force);
     say(run, "wrote the metrics to " + options.metrics_json->string());
   }
+  if (options.split_out) write_split_out(*options.split_out, dataset, run);
   return 0;
 }
 
@@ -247,7 +261,7 @@ int run_predict(PredictOptions& options) {
   add_inputs(outputs, options.data);
   outputs.check();
   const auto threads = limit_threads(run);
-  Applied applied = apply_model(options.model, options.data, options.limits, run);
+  Applied applied = apply_model(options.model, options.data, options.limits, run, false);
   const auto& class_names = applied.checkpoint.class_names;
   const auto& node_names = applied.dataset.node_names;
   // The scored nodes: every node, or those of --nodes alone, on their receptive field.

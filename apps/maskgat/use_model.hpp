@@ -16,6 +16,7 @@ struct EvaluateOptions {
   DataOptions data;
   std::filesystem::path model;
   std::optional<std::filesystem::path> metrics_json;
+  std::optional<std::filesystem::path> split_out;
   ModelLimits limits;
   RunOptions run;
 };

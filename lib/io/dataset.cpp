@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <iomanip>
+#include <sstream>
 #include <string>
 
 #include "maskgat/core/error.hpp"
@@ -71,6 +73,73 @@ std::filesystem::path resolve_data_dir(const std::optional<std::filesystem::path
   return fallback;
 }
 
+void normalize_features(Dataset& dataset, FeatureNormalization rule) {
+  FeatureMatrix& features = dataset.features;
+  bool normalize = rule == FeatureNormalization::kRows;
+  if (rule == FeatureNormalization::kAuto) {
+    if (features.is_sparse()) {
+      const auto& sparse = features.sparse();
+      normalize = std::none_of(sparse.valuePtr(), sparse.valuePtr() + sparse.nonZeros(),
+                               [](float value) { return value < 0.0F; });
+    } else {
+      normalize = features.dense().size() == 0 || features.dense().minCoeff() >= 0.0F;
+    }
+    if (!normalize) {
+      dataset.notes.push_back("features have negative entries, so rows are not normalised");
+    }
+  }
+  if (normalize) features.normalize_rows();
+  dataset.preparation.rows_normalized = normalize;
+}
+
+Notes direction_notes(const Graph& graph) {
+  std::int64_t without_in_edges = 0;
+  EdgeId edges = 0;
+  EdgeId reversed = 0;
+  for (NodeId node = 0; node < graph.num_nodes(); ++node) {
+    std::int64_t in_edges = 0;
+    for (const NodeId source : graph.in_neighbors(node)) {
+      if (source == node) continue;
+      ++in_edges;
+      const auto back = graph.in_neighbors(source);
+      reversed += std::binary_search(back.begin(), back.end(), node) ? 1 : 0;
+    }
+    edges += in_edges;
+    const auto out = graph.out_neighbors(node);
+    const bool points_out = std::any_of(out.begin(), out.end(), [node](NodeId t) { return t != node; });
+    if (in_edges == 0 && points_out) ++without_in_edges;
+  }
+  Notes notes;
+  const auto nodes = static_cast<double>(graph.num_nodes());
+  if (without_in_edges > 0 && static_cast<double>(without_in_edges) >= 0.05 * nodes) {
+    notes.push_back(std::to_string(without_in_edges) + " of " + std::to_string(graph.num_nodes()) +
+                    " nodes have out-edges but no in-edge other than their self-loop, so they "
+                    "attend only to themselves; an edge j -> i lets i attend to j, and "
+                    "--undirected makes every edge count both ways");
+  }
+  if (edges > 0 && reversed == edges) {
+    notes.push_back("every edge has its reverse: the edge list is undirected as given");
+  } else if (edges > 0 && static_cast<double>(reversed) >= 0.9 * static_cast<double>(edges)) {
+    std::ostringstream share;
+    share << std::fixed << std::setprecision(1)
+          << 100.0 * static_cast<double>(reversed) / static_cast<double>(edges);
+    notes.push_back(share.str() + " % of the edges have their reverse: the edge list looks "
+                    "undirected with " + std::to_string(edges - reversed) +
+                    " reverse edge(s) missing; --undirected adds them");
+  }
+  return notes;
+}
+
+void draw_split(Dataset& dataset, const std::optional<RandomSplitSizes>& sizes,
+                std::uint64_t seed) {
+  const RandomSplitSizes drawn =
+      sizes ? *sizes : default_split_sizes(dataset.labels, dataset.num_classes(), dataset.notes);
+  dataset.split = random_split(dataset.labels, dataset.num_classes(), drawn, seed, dataset.notes);
+  dataset.preparation.random_split = true;
+  dataset.preparation.split_seed = seed;
+  dataset.preparation.split_sizes = drawn;
+}
+
 Dataset load_dataset(std::string_view name, const DatasetOptions& options) {
   // Names are matched without regard to case (`Cora` is `cora`); a spec's keys are lower case.
   std::string canonical(name);
@@ -137,12 +206,15 @@ Dataset load_files(const FileSources& files, const DatasetOptions& options) {
                    files.labels.empty() ? std::span<const std::int32_t>()
                                         : std::span<const std::int32_t>(dataset.labels));
   } else if (!files.labels.empty()) {
-    dataset.split = random_split(dataset.labels, dataset.num_classes(), options.split_sizes,
-                                 options.seed, dataset.notes);
+    draw_split(dataset, options.split_sizes, options.seed);
   } else {
     dataset.split.assign(num_nodes, SplitPart::kNone);
   }
-  if (options.normalize_features) dataset.features.normalize_rows();
+  dataset.preparation.undirected = files.undirected;
+  if (!files.undirected) {
+    for (std::string& note : direction_notes(dataset.graph)) dataset.notes.push_back(std::move(note));
+  }
+  if (!files.features.empty()) normalize_features(dataset, options.normalize_features);
   return dataset;
 }
 

@@ -250,12 +250,11 @@ Dataset read_linqs(const std::filesystem::path& dir, std::string_view name,
   dataset.graph = read_cites(base / (std::string(name) + ".cites"), base, name, content.papers,
                              options.read, dataset.notes);
   dataset.features = FeatureMatrix(std::move(content.features));
-  if (options.normalize_features) dataset.features.normalize_rows();
+  normalize_features(dataset, options.normalize_features);
   dataset.labels = std::move(content.labels);
   dataset.class_names = std::move(content.class_names);
   dataset.node_names = content.papers.names();
-  dataset.split = random_split(dataset.labels, dataset.num_classes(), options.split_sizes,
-                               options.seed, dataset.notes);
+  draw_split(dataset, options.split_sizes, options.seed);
   return dataset;
 }
 

@@ -293,7 +293,7 @@ Dataset read_planetoid(const std::filesystem::path& dir, std::string_view name,
 
   if (with_features) {
     dataset.features = FeatureMatrix(assemble_features(files, *allx, *tx, tx_row, num_nodes));
-    if (options.normalize_features) dataset.features.normalize_rows();
+    normalize_features(dataset, options.normalize_features);
   } else {
     dataset.features = FeatureMatrix(SparseFeatures(num_nodes, 0));
     dataset.missing_features =

@@ -7,6 +7,7 @@
 #include "detail/text.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/core/random.hpp"
+#include "maskgat/io/output_file.hpp"
 
 namespace maskgat {
 namespace {
@@ -61,6 +62,65 @@ std::vector<SplitPart> read_split(const std::filesystem::path& path, const NodeI
         return "node '" + std::string(node) + "' is in '" + std::string(part) + "' here but in '" +
                split_part_name(first) + "' on line " + std::to_string(line);
       });
+}
+
+void write_split(const std::filesystem::path& path, std::span<const std::string> node_names,
+                 std::span<const SplitPart> split, bool overwrite) {
+  if (node_names.size() != split.size()) {
+    throw InvalidArgument("write_split: " + std::to_string(node_names.size()) + " node names for " +
+                          std::to_string(split.size()) + " split entries");
+  }
+  std::string text;
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    if (split[i] == SplitPart::kNone) continue;
+    const std::string& name = node_names[i];
+    if (name.empty() || name.find_first_of(" \t,\r\n") != std::string::npos ||
+        name.front() == '#' || name.front() == '%') {
+      throw InvalidArgument("write_split: node " + std::to_string(i) + " is named " +
+                            detail::quoted(name) +
+                            ", which a split file cannot hold (empty, a space, tab, comma or line "
+                            "end, or a leading # or %)");
+    }
+    text += name;
+    text += ' ';
+    text += split_part_name(split[i]);
+    text += '\n';
+  }
+  write_file_atomically(path, text, overwrite);
+}
+
+RandomSplitSizes default_split_sizes(std::span<const std::int32_t> labels,
+                                     std::int32_t num_classes, Notes& notes) {
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(std::max(num_classes, 0)), 0);
+  for (const std::int32_t label : labels) {
+    if (label >= 0 && label < num_classes) ++counts[static_cast<std::size_t>(label)];
+  }
+  const RandomSplitSizes planetoid;
+  std::int64_t labelled = 0;
+  std::int64_t smallest = 0;
+  bool fits = true;
+  for (const std::int64_t count : counts) {
+    labelled += count;
+    if (count > 0) smallest = smallest == 0 ? count : std::min(smallest, count);
+    fits = fits && count >= planetoid.train_per_class;
+  }
+  const std::int64_t classes = static_cast<std::int64_t>(counts.size());
+  if (fits && labelled - planetoid.train_per_class * classes >= planetoid.val + planetoid.test) {
+    return planetoid;
+  }
+  RandomSplitSizes scaled;
+  scaled.train_per_class = std::max<std::int64_t>(1, smallest / 5);
+  std::int64_t trained = 0;
+  for (const std::int64_t count : counts) trained += std::min(count, scaled.train_per_class);
+  scaled.val = std::max<std::int64_t>(1, labelled / 5);
+  scaled.test = std::max<std::int64_t>(0, labelled - trained - scaled.val);
+  notes.push_back("random split: " + std::to_string(labelled) +
+                  " labelled node(s) are too few for 20 per class, 500 val and 1000 test; drawn "
+                  "with " + std::to_string(scaled.train_per_class) + " per class, " +
+                  std::to_string(scaled.val) + " val and " + std::to_string(scaled.test) +
+                  " test (a fifth of the smallest class, a fifth of the labelled nodes, the "
+                  "rest; --split-sizes sets them)");
+  return scaled;
 }
 
 std::vector<SplitPart> random_split(std::span<const std::int32_t> labels, std::int32_t num_classes,

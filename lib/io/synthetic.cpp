@@ -474,15 +474,14 @@ Dataset make_synthetic(const SyntheticOptions& options, const DatasetOptions& lo
   dataset.name = name;
   dataset.graph = make_graph(options, structure, load.read.limits, name);
   dataset.features = FeatureMatrix(make_features(options, structure));
-  if (load.normalize_features) dataset.features.normalize_rows();
+  normalize_features(dataset, load.normalize_features);
   dataset.labels = structure.labels;
   dataset.class_names.reserve(static_cast<std::size_t>(options.classes));
   for (std::int32_t c = 0; c < options.classes; ++c)
     dataset.class_names.push_back(std::to_string(c));
   dataset.node_names.reserve(static_cast<std::size_t>(options.nodes));
   for (std::int64_t i = 0; i < options.nodes; ++i) dataset.node_names.push_back(std::to_string(i));
-  dataset.split =
-      random_split(dataset.labels, options.classes, load.split_sizes, options.seed, dataset.notes);
+  draw_split(dataset, load.split_sizes, options.seed);
   return dataset;
 }
 

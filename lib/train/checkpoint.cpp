@@ -20,8 +20,9 @@ static_assert(std::endian::native == std::endian::little,
 constexpr std::string_view kMagic = "MGATCKPT";
 // Version 2 added the positional encoding after the seed; version 1 files (without one) still
 // load, as models without an encoding. Version 3 added the receptive-field flag after it;
-// older files train on the whole graph, as they were trained.
-constexpr std::uint32_t kVersion = 3;
+// older files train on the whole graph, as they were trained. Version 4 added the data record
+// after the training state; older files have none.
+constexpr std::uint32_t kVersion = 4;
 constexpr std::uint32_t kOldestVersion = 1;
 
 std::uint64_t fnv1a(std::string_view bytes) {
@@ -216,6 +217,43 @@ TrainingState read_state(Reader& in) {
   return state;
 }
 
+void write_data(Writer& out, const DataRecord& data) {
+  const DataPreparation& preparation = data.preparation;
+  for (const bool flag : {preparation.undirected, preparation.rows_normalized,
+                          preparation.random_split}) {
+    out.scalar<std::uint8_t>(flag ? 1 : 0);
+  }
+  out.scalar(preparation.split_seed);
+  out.scalar(preparation.split_sizes.train_per_class);
+  out.scalar(preparation.split_sizes.val);
+  out.scalar(preparation.split_sizes.test);
+  out.scalar(data.nodes);
+  out.scalar(data.nodes_hash);
+  out.scalar(data.split_hash);
+}
+
+DataRecord read_data(Reader& in) {
+  DataRecord data;
+  DataPreparation& preparation = data.preparation;
+  for (bool* flag : {&preparation.undirected, &preparation.rows_normalized,
+                     &preparation.random_split}) {
+    const auto value = in.scalar<std::uint8_t>();
+    if (value > 1) in.fail("data record flag " + std::to_string(value) + ", expected 0 or 1");
+    *flag = value == 1;
+  }
+  preparation.split_seed = in.scalar<std::uint64_t>();
+  for (std::int64_t* size : {&preparation.split_sizes.train_per_class,
+                             &preparation.split_sizes.val, &preparation.split_sizes.test}) {
+    *size = in.scalar<std::int64_t>();
+    if (*size < 0) in.fail("data record: negative split size " + std::to_string(*size));
+  }
+  data.nodes = in.scalar<std::int64_t>();
+  if (data.nodes < 0) in.fail("data record: " + std::to_string(data.nodes) + " nodes");
+  data.nodes_hash = in.scalar<std::uint64_t>();
+  data.split_hash = in.scalar<std::uint64_t>();
+  return data;
+}
+
 // Rejects options whose layers could not be filled by the stored values, before any model of
 // that size is allocated (a hostile file could otherwise ask for an enormous one): every layer's
 // projection (input width x output width) is among the values, so their sum must fit.
@@ -331,6 +369,8 @@ void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkp
   }
   payload.floats(checkpoint.values);
   write_state(payload, checkpoint.state);
+  payload.scalar<std::uint8_t>(checkpoint.data ? 1 : 0);
+  if (checkpoint.data) write_data(payload, *checkpoint.data);
 
   Writer file;
   std::string content(kMagic);
@@ -419,11 +459,77 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Limits& limi
   }
   checkpoint.values = in.floats();
   checkpoint.state = read_state(in);
+  if (version >= 4) {
+    const auto recorded = in.scalar<std::uint8_t>();
+    if (recorded > 1) in.fail("data record marker " + std::to_string(recorded));
+    if (recorded == 1) checkpoint.data = read_data(in);
+  }
   in.finish();
   check_stored_sizes(in, checkpoint.options.model, checkpoint.values.size(),
                      checkpoint.parameters.size());
   check_content(checkpoint, where);
   return checkpoint;
+}
+
+DataRecord record_data(const Dataset& dataset) {
+  DataRecord record;
+  record.preparation = dataset.preparation;
+  record.nodes = dataset.graph.num_nodes();
+  std::string names;
+  for (const std::string& name : dataset.node_names) {
+    names += name;
+    names += '\0';
+  }
+  record.nodes_hash = fnv1a(names);
+  std::string parts;
+  parts.reserve(dataset.split.size());
+  for (const SplitPart part : dataset.split) parts += static_cast<char>(part);
+  record.split_hash = fnv1a(parts);
+  return record;
+}
+
+namespace {
+
+std::string describe_split(const DataPreparation& preparation) {
+  if (!preparation.random_split) return "the split that comes with the data";
+  const RandomSplitSizes& sizes = preparation.split_sizes;
+  return "a random split with seed " + std::to_string(preparation.split_seed) + " (" +
+         std::to_string(sizes.train_per_class) + " per class, " + std::to_string(sizes.val) +
+         " val, " + std::to_string(sizes.test) + " test)";
+}
+
+}  // namespace
+
+std::vector<std::string> data_differences(const DataRecord& trained, const Dataset& dataset,
+                                          bool with_split) {
+  const DataRecord given = record_data(dataset);
+  const DataPreparation& before = trained.preparation;
+  const DataPreparation& now = given.preparation;
+  std::vector<std::string> differences;
+  const auto edges = [](bool undirected) {
+    return undirected ? std::string("with every edge also reversed (undirected)")
+                      : std::string("on its edges as given (directed)");
+  };
+  if (before.undirected != now.undirected) {
+    differences.push_back("it was trained " + edges(before.undirected) + ", this data is read " +
+                          edges(now.undirected));
+  }
+  const auto features = [](bool normalized) {
+    return normalized ? std::string("rows normalised") : std::string("as stored");
+  };
+  if (before.rows_normalized != now.rows_normalized) {
+    differences.push_back("its features were " + features(before.rows_normalized) +
+                          ", this data's are " + features(now.rows_normalized));
+  }
+  const bool same_nodes = trained.nodes == given.nodes && trained.nodes_hash == given.nodes_hash;
+  if (with_split && same_nodes && trained.split_hash != given.split_hash) {
+    const std::string was = describe_split(before);
+    const std::string is = describe_split(now);
+    differences.push_back("it was trained on " + was + ", this data has " +
+                          (was == is ? "another one" : is) +
+                          ", so nodes it trained on could be scored as validation or test nodes");
+  }
+  return differences;
 }
 
 void check_input_width(const Checkpoint& checkpoint, const Dataset& dataset) {

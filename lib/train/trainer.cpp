@@ -406,6 +406,7 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
   result.val_accuracy = state.best_val_accuracy;
   result.val_loss = state.best_val_loss;
   result.ms_per_epoch = epochs_run > 0 ? total_ms / static_cast<double>(epochs_run) : 0.0;
+  result.val_nodes = static_cast<std::int64_t>(s.val_nodes.size());
   result.test_nodes = static_cast<std::int64_t>(s.test_nodes.size());
   if (!s.test_nodes.empty()) result.test_accuracy = evaluate(SplitPart::kTest).accuracy;
   return result;
@@ -423,6 +424,16 @@ Trainer::Trainer(const Dataset& dataset, const Checkpoint& checkpoint, std::int6
     throw InvalidArgument(
         "checkpoint: the model was trained on " + std::to_string(checkpoint.class_names.size()) +
         " classes that differ from the dataset's " + std::to_string(dataset.class_names.size()));
+  }
+  if (checkpoint.data) {
+    const std::vector<std::string> differences = data_differences(*checkpoint.data, dataset, true);
+    if (!differences.empty()) {
+      std::string message = "checkpoint: the dataset is not prepared as the run's was: ";
+      for (std::size_t k = 0; k < differences.size(); ++k) {
+        message += (k == 0 ? "" : "; ") + differences[k];
+      }
+      throw InvalidArgument(message);
+    }
   }
   auto& parameters = s.model.parameters();
   check_parameters(parameters, checkpoint.parameters, checkpoint.values.size());
@@ -458,6 +469,7 @@ Checkpoint Trainer::checkpoint() const {
   checkpoint.state.optimizer_second.assign(s.optimizer.second_moments().begin(),
                                            s.optimizer.second_moments().end());
   checkpoint.state.rng = s.rng.state();
+  checkpoint.data = record_data(*s.dataset);
   return checkpoint;
 }
 

@@ -6,7 +6,7 @@
 int main() {
   maskgat::DatasetOptions options;
   options.data_dir = maskgat::resolve_data_dir(std::nullopt, "datasets");  // or $MASKGAT_DATA_DIR
-  options.normalize_features = true;                                       // as the GAT paper
+  // Feature rows are normalised to sum 1, as the GAT paper (FeatureNormalization::kAuto).
   const maskgat::Dataset cora = maskgat::load_dataset("cora", options);
 
   maskgat::train::Trainer trainer(cora, maskgat::train::paper_recipe("cora"));

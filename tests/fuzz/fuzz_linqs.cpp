@@ -11,9 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)fuzz::write_input(cites_text, "cora.cites");
   return fuzz::accept_errors([&] {
     DatasetOptions options;
-    options.split_sizes.train_per_class = 1;
-    options.split_sizes.val = 1;
-    options.split_sizes.test = 1;
+    options.split_sizes = RandomSplitSizes{1, 1, 1};
     (void)read_linqs(content.parent_path(), "cora", options);
   });
 }

@@ -10,7 +10,7 @@ TEST_SUITE("integration") {
   TEST_CASE("GAT on Cora reaches the paper's accuracy - 3 seeds mean above 80.5 percent") {
     maskgat::DatasetOptions load;
     load.data_dir = maskgat::test::data_dir();
-    load.normalize_features = true;
+    load.normalize_features = maskgat::FeatureNormalization::kRows;
     const maskgat::Dataset cora = maskgat::load_dataset("cora", load);
     double total = 0.0;
     for (std::uint64_t seed = 0; seed < 3; ++seed) {

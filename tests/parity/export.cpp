@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
   if (argc == 3) {
     maskgat::DatasetOptions load;
     load.data_dir = argv[2];
-    load.normalize_features = true;
+    load.normalize_features = maskgat::FeatureNormalization::kRows;
     const maskgat::Dataset cora = maskgat::load_dataset("cora", load);
     const Case cora_case{"cora", &cora.graph, cora.features.view()};
     export_layers(dir, cora_case, 8, 8, true, true, 3);

@@ -18,6 +18,25 @@
 
 namespace maskgat {
 
+/// How the loaders normalise features (`DatasetOptions::normalize_features`).
+enum class FeatureNormalization : std::uint8_t {
+  kAuto,  ///< rows normalised to sum 1 when no entry is negative, else as stored (with a note)
+  kRows,  ///< rows normalised to sum 1 (`FeatureMatrix::normalize_rows`)
+  kNone,  ///< as stored
+};
+
+/// How a dataset was made from its sources. A checkpoint keeps it (`train::DataRecord`), so that
+/// a model is applied to data prepared as its training data was. The model itself adds a
+/// self-loop to every node and computes its positional encoding from the graph, so neither is
+/// part of the data's preparation.
+struct DataPreparation {
+  bool undirected = false;       ///< the reverse of every edge was added (`FileSources`)
+  bool rows_normalized = false;  ///< feature rows were normalised to sum 1
+  bool random_split = false;     ///< the split was drawn (`draw_split`), not read
+  std::uint64_t split_seed = 0;  ///< with `random_split`: its seed
+  RandomSplitSizes split_sizes;  ///< with `random_split`: the sizes it was drawn with
+};
+
 /// A node-classification dataset.
 struct MASKGAT_EXPORT Dataset {
   /// `cora`, a synthetic graph's canonical spec, or the graph file's name for own files.
@@ -41,6 +60,8 @@ struct MASKGAT_EXPORT Dataset {
   std::vector<SplitPart> split;
   /// What the loaders merged or dropped.
   Notes notes;
+  /// How the loaders prepared it: direction, normalisation, where the split came from.
+  DataPreparation preparation;
 
   /// The number of classes.
   /// @return K, the size of `class_names`
@@ -67,13 +88,14 @@ struct DatasetOptions {
   DatasetSource source = DatasetSource::kPlanetoid;
   /// Fail when features are unavailable (PubMed) instead of loading without them.
   bool require_features = true;
-  /// Row-normalise features (`FeatureMatrix::normalize_rows`).
-  bool normalize_features = false;
+  /// How features are normalised; the default is the `maskgat` command line's, as the GAT paper.
+  FeatureNormalization normalize_features = FeatureNormalization::kAuto;
   /// Seed of random splits (LINQS, own files without a split); a synthetic graph takes graph,
   /// features and split from the `seed=` of its spec instead.
   std::uint64_t seed = 0;
-  RandomSplitSizes split_sizes;  ///< the sizes of those random splits
-  ReadOptions read;              ///< limits and strictness of every reader
+  /// The sizes of those random splits; unset: `default_split_sizes` of the labels.
+  std::optional<RandomSplitSizes> split_sizes;
+  ReadOptions read;  ///< limits and strictness of every reader
 };
 
 /// Own data: a graph file plus optional features, labels and split files.
@@ -96,6 +118,29 @@ struct FileSources {
 /// @return the directory, as given (not checked to exist)
 [[nodiscard]] MASKGAT_EXPORT std::filesystem::path resolve_data_dir(
     const std::optional<std::filesystem::path>& flag, const std::filesystem::path& fallback);
+
+/// Normalises `dataset.features` by `rule` and records it in `dataset.preparation`. With `kAuto`
+/// and a negative entry the features stay as stored and a note says so. O(nonzeros).
+/// @param dataset a dataset whose features are loaded (or N x 0)
+/// @param rule    the normalisation
+MASKGAT_EXPORT void normalize_features(Dataset& dataset, FeatureNormalization rule);
+
+/// What may surprise in a graph read edge for edge: many nodes (5 % or more) that have out-edges
+/// but no in-edge other than a self-loop, so that they attend only to themselves; and an edge list
+/// in which 90 % or more of the edges have their reverse. `load_files` adds these notes when its
+/// edges are read as given (not `FileSources::undirected`). O(E log D), serial.
+/// @param graph any graph
+/// @return zero, one or two notes, each saying how many and what `--undirected` would change
+[[nodiscard]] MASKGAT_EXPORT Notes direction_notes(const Graph& graph);
+
+/// Draws a seeded stratified random split of the labelled nodes (`random_split`) and records it
+/// in `dataset.preparation`.
+/// @param dataset labels and class names set; its split is replaced
+/// @param sizes   the sizes; unset: `default_split_sizes` of its labels
+/// @param seed    seeds the draw
+/// @throws InvalidArgument as `random_split`.
+MASKGAT_EXPORT void draw_split(Dataset& dataset, const std::optional<RandomSplitSizes>& sizes,
+                               std::uint64_t seed);
 
 /// Loads `cora`, `citeseer`, `pubmed` (from `options.source`) or `synthetic:...`; names and the
 /// `synthetic:` prefix are matched without regard to case.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "maskgat/export.hpp"
@@ -27,6 +28,30 @@ struct RandomSplitSizes {
   std::int64_t val = 500;             ///< validation nodes (>= 0)
   std::int64_t test = 1000;           ///< test nodes (>= 0)
 };
+
+/// Writes `split` as `read_split` reads it: one `node train|val|test` line per node in a part,
+/// in node order, with `write_file_atomically`.
+/// @param path       the file
+/// @param node_names the name of every node (N entries)
+/// @param split      the part of every node (N entries)
+/// @param overwrite  replace an existing file
+/// @throws InvalidArgument when the sizes differ or a node's name cannot be read back (empty,
+///         holding a space, tab, comma or line end, or starting with `#` or `%`); IoError when
+///         `path` exists and `overwrite` is false, or writing fails.
+MASKGAT_EXPORT void write_split(const std::filesystem::path& path,
+                                std::span<const std::string> node_names,
+                                std::span<const SplitPart> split, bool overwrite);
+
+/// The sizes of a random split when none are given: Planetoid's (20 per class, 500, 1000) when
+/// the labelled nodes hold them (every class at least 20 nodes, and 1500 left after training);
+/// otherwise scaled to the graph: per class a fifth of the smallest non-empty class, a fifth of
+/// the labelled nodes for validation (each at least 1), and the rest for test, with a note.
+/// @param labels      N class ids, -1 for an unlabelled node
+/// @param num_classes K; labels at or above it are not counted
+/// @param notes       receives a note when the sizes are scaled
+/// @return the sizes to draw with
+[[nodiscard]] MASKGAT_EXPORT RandomSplitSizes default_split_sizes(
+    std::span<const std::int32_t> labels, std::int32_t num_classes, Notes& notes);
 
 /// Reads `node train|val|test` lines (two fields; comments etc. as the edge list). `nodes` must
 /// be frozen. Nodes not listed are in no part. Serial.

@@ -46,7 +46,7 @@ struct SyntheticOptions {
 ///   N(0, 2/F) entries, so two means are about two noise standard deviations apart for any F.
 /// The graph is directed, simple, without self-loops; `name` is the canonical spec with every
 /// key; class names are `0`..`K-1`, node names the decimal ids; the split is stratified random
-/// (`random_split` with `options.seed`, not `load.seed`); `load.normalize_features` applies.
+/// (`draw_split` with `options.seed`, not `load.seed`); `load.normalize_features` applies.
 /// Every random quantity derives from `counter_hash(seed, stream, node id)` (rows of features and
 /// in-edges each get their own generator keyed so), so the result is bitwise the same for any
 /// thread count. Cost O(N·F + E), parallel over nodes (TBB); memory: the output plus

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,33 @@ struct ParameterShape {
   std::int64_t cols = 0;  ///< the tensor's columns
 };
 
+/// The data a model was trained on: how it was prepared, and fingerprints of its nodes and its
+/// split, so that the model is applied to data prepared the same way and its split is kept.
+struct DataRecord {
+  DataPreparation preparation;   ///< direction, normalisation, where the split came from
+  std::int64_t nodes = 0;        ///< N
+  std::uint64_t nodes_hash = 0;  ///< FNV-1a 64 of the node names, in node order
+  std::uint64_t split_hash = 0;  ///< FNV-1a 64 of every node's split part, in node order
+};
+
+/// The record of `dataset` (O(N) over its node names and split).
+/// @param dataset any dataset
+/// @return its preparation and fingerprints
+[[nodiscard]] MASKGAT_EXPORT DataRecord record_data(const Dataset& dataset);
+
+/// How `dataset` differs from the data a model was trained on, one phrase per difference (empty:
+/// none). Its direction and feature normalisation are compared always; its split only when it has
+/// the same nodes (a model may be applied to other graphs, but on its own graph a split other than
+/// its own would score training nodes as test nodes).
+/// @param trained    the model's record (`Checkpoint::data`)
+/// @param dataset    the data it is to be applied to
+/// @param with_split compare the splits too (evaluation, resuming) or not (prediction)
+/// @return phrases such as `it was trained with every edge also reversed (undirected); this
+///         data's edges are as given`
+[[nodiscard]] MASKGAT_EXPORT std::vector<std::string> data_differences(const DataRecord& trained,
+                                                                       const Dataset& dataset,
+                                                                       bool with_split);
+
 /// A model with what is needed to use it (class names, feature width in `options.model`) and to
 /// resume its training. Holds no timing, so the same run always saves the same bytes.
 struct MASKGAT_EXPORT Checkpoint {
@@ -50,6 +78,7 @@ struct MASKGAT_EXPORT Checkpoint {
   std::vector<ParameterShape> parameters;  ///< in `ParameterStore` order
   std::vector<float> values;               ///< the model's parameters (the best epoch's)
   TrainingState state;                     ///< where training stands, to resume it
+  std::optional<DataRecord> data;          ///< its training data; unset in files before format 4
 };
 
 /// Writes `checkpoint` as one versioned binary file: magic `MGATCKPT`, format version, payload

@@ -112,9 +112,10 @@ struct EpochStats {
 struct FitResult {
   std::int64_t epochs = 0;      ///< epochs trained
   std::int64_t best_epoch = 0;  ///< the epoch whose parameters the model holds now
-  double val_accuracy = 0.0;    ///< at `best_epoch`
-  double val_loss = 0.0;        ///< at `best_epoch`
+  double val_accuracy = 0.0;    ///< at `best_epoch`; 0 without validation nodes
+  double val_loss = 0.0;        ///< at `best_epoch`; 0 without validation nodes
   double test_accuracy = 0.0;   ///< with the parameters of `best_epoch`; 0 without test nodes
+  std::int64_t val_nodes = 0;   ///< the validation nodes (0: there is none, no metric)
   std::int64_t test_nodes = 0;  ///< the test nodes it was measured on (0: there is none)
   double ms_per_epoch = 0.0;    ///< mean wall time of an epoch
 };
@@ -154,7 +155,8 @@ class MASKGAT_EXPORT Trainer {
   /// @param checkpoint e.g. from `load_checkpoint`
   /// @param epochs     the new epoch limit, replacing the checkpoint's
   /// @throws IoError, InvalidArgument as above, or InvalidArgument when the checkpoint's
-  ///         classes, feature width or parameters do not fit the dataset, naming what differs.
+  ///         classes, feature width or parameters do not fit the dataset, or the dataset is not
+  ///         prepared as the run's was (`data_differences`), naming what differs.
   Trainer(const Dataset& dataset, const Checkpoint& checkpoint, std::int64_t epochs);
   ~Trainer();
   /// Takes over another trainer; the moved-from one may only be assigned to or destroyed.

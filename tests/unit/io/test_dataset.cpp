@@ -33,9 +33,14 @@ TEST_SUITE("unit") {
     CHECK(dataset.class_names == std::vector<std::string>{"db", "ir", "ml"});
     CHECK(dataset.labels == std::vector<std::int32_t>{2, 2, 0, 0, 1, -1});
     CHECK(dataset.nodes_in(maskgat::SplitPart::kTrain) == std::vector<maskgat::NodeId>{0, 2, 4});
-    REQUIRE(dataset.notes.size() == 1);
+    REQUIRE(dataset.notes.size() == 2);
     CHECK(dataset.notes[0] == "edge_list: " + fixture("small/edges.txt").string() +
                                   ": 1 duplicate edge(s) merged, the first weight kept");
+    // paper_d cites paper_a and is cited by none: read as given, it attends only to itself.
+    CHECK(dataset.notes[1].starts_with("1 of 6 nodes have out-edges but no in-edge other than "
+                                       "their self-loop"));
+    CHECK(dataset.preparation.rows_normalized);
+    CHECK(dataset.preparation.random_split == false);
   }
 
   TEST_CASE("compute_statistics counts what info prints") {
@@ -64,7 +69,7 @@ TEST_SUITE("unit") {
     files.features.clear();
     files.split.clear();
     maskgat::DatasetOptions options;
-    options.split_sizes = {1, 1, 1};
+    options.split_sizes = maskgat::RandomSplitSizes{1, 1, 1};
     const auto dataset = maskgat::load_files(files, options);
     CHECK(dataset.graph.num_nodes() == 5);
     CHECK(dataset.features.rows() == 5);

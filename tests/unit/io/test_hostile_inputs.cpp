@@ -109,7 +109,7 @@ void read_with(const std::string& reader, const std::filesystem::path& file) {
     std::ofstream(dir / "cora.cites", std::ios::binary) << cites;
     DatasetOptions dataset;
     dataset.read = options.read;
-    dataset.split_sizes = {1, 1, 1};
+    dataset.split_sizes = maskgat::RandomSplitSizes{1, 1, 1};
     (void)read_linqs(dir, "cora", dataset);
   } else if (reader == "checkpoint") {
     (void)train::load_model(train::load_checkpoint(file));

@@ -38,9 +38,8 @@ std::filesystem::path write_pair(const std::string& tag, const std::string& cont
 
 DatasetOptions small_split() {
   DatasetOptions options;
-  options.split_sizes.train_per_class = 1;
-  options.split_sizes.val = 1;
-  options.split_sizes.test = 1;
+  options.split_sizes = maskgat::RandomSplitSizes{1, 1, 1};
+  options.normalize_features = maskgat::FeatureNormalization::kNone;  // the files' values
   return options;
 }
 
@@ -94,7 +93,7 @@ TEST_SUITE("unit") {
   TEST_CASE("LINQS reader: normalised features sum to one per row") {
     const auto dir = write_pair("linqs-normalize", kContent, kCites);
     auto options = small_split();
-    options.normalize_features = true;
+    options.normalize_features = maskgat::FeatureNormalization::kRows;
     const auto data = read_linqs(dir, "cora", options);
     CHECK(data.features.sparse().coeff(1, 0) == doctest::Approx(0.5));
     CHECK(data.features.sparse().coeff(2, 2) == doctest::Approx(1.0));

@@ -57,12 +57,15 @@ void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
 // 7 reals, epochs, patience and seed. Format version 2 follows them with the positional
 // encoding's kind (1 byte) and width (8), version 3 with the receptive-field flag (1).
 constexpr std::size_t kOptionsBytes = 1 + 6 * 8 + 7 * 8 + 3 * 8;
+// Format version 4 ends the payload with the data record: a marker, three flags, the split's
+// seed and sizes, the node count and two hashes.
+constexpr std::size_t kDataRecordBytes = 1 + 3 + 8 + 3 * 8 + 3 * 8;
 
 // The payload of `trainer`'s checkpoint, saved to `dir` as a file would hold it.
 std::string saved_payload(const train::Trainer& trainer, const std::filesystem::path& dir) {
   train::save_checkpoint(dir / "saved.ckpt", trainer.checkpoint(), true);
   const std::string bytes = read_bytes(dir / "saved.ckpt");
-  REQUIRE(bytes[8] == 3);
+  REQUIRE(bytes[8] == 4);
   return bytes.substr(maskgat::test::kCheckpointHeader,
                       bytes.size() - maskgat::test::kCheckpointHeader - 8);
 }
@@ -147,6 +150,7 @@ TEST_SUITE("unit") {
     CHECK(payload.substr(kOptionsBytes, 9) == std::string(9, '\0'));  // none, width 0
     CHECK(payload[kOptionsBytes + 9] == 1);                           // receptive field
     payload.erase(kOptionsBytes, 10);
+    payload.resize(payload.size() - kDataRecordBytes);
     write_bytes(dir / "v1.ckpt", maskgat::test::frame_checkpoint(payload, 1));
     const train::Checkpoint loaded = train::load_checkpoint(dir / "v1.ckpt");
     CHECK(loaded.options.positional.kind == maskgat::transforms::EncodingKind::kNone);
@@ -155,16 +159,70 @@ TEST_SUITE("unit") {
     CHECK(loaded.values == values);
   }
 
+  TEST_CASE("a checkpoint records its data; a version 3 file has no record; bad records fail") {
+    const auto dir = maskgat::test::scratch_dir("checkpoint_data_record");
+    const maskgat::Dataset data = synthetic(12);
+    train::Trainer trainer(data, options_with(3));
+    trainer.fit();
+    train::save_checkpoint(dir / "v4.ckpt", trainer.checkpoint(), true);
+    const train::Checkpoint loaded = train::load_checkpoint(dir / "v4.ckpt");
+    REQUIRE(loaded.data);
+    const train::DataRecord expected = train::record_data(data);
+    CHECK(loaded.data->nodes == data.graph.num_nodes());
+    CHECK(loaded.data->nodes_hash == expected.nodes_hash);
+    CHECK(loaded.data->split_hash == expected.split_hash);
+    CHECK(loaded.data->preparation.random_split);
+    CHECK(loaded.data->preparation.split_sizes.val == data.preparation.split_sizes.val);
+    CHECK(train::data_differences(*loaded.data, data, true).empty());
+
+    std::string payload = read_bytes(dir / "v4.ckpt");
+    payload = payload.substr(maskgat::test::kCheckpointHeader,
+                             payload.size() - maskgat::test::kCheckpointHeader - 8);
+    std::string flag = payload;
+    flag[flag.size() - kDataRecordBytes + 1] = 3;  // the undirected flag
+    write_bytes(dir / "flag.ckpt", maskgat::test::frame_checkpoint(flag, 4));
+    CHECK_THROWS_WITH_AS(train::load_checkpoint(dir / "flag.ckpt"),
+                         doctest::Contains("data record flag 3, expected 0 or 1"),
+                         maskgat::ParseError);
+    std::string marker = payload;
+    marker[marker.size() - kDataRecordBytes] = 0;  // no record, but its bytes follow
+    write_bytes(dir / "marker.ckpt", maskgat::test::frame_checkpoint(marker, 4));
+    CHECK_THROWS_AS(train::load_checkpoint(dir / "marker.ckpt"), maskgat::ParseError);
+    payload.resize(payload.size() - kDataRecordBytes);
+    write_bytes(dir / "v3.ckpt", maskgat::test::frame_checkpoint(payload, 3));
+    CHECK_FALSE(train::load_checkpoint(dir / "v3.ckpt").data);
+  }
+
+  TEST_CASE("data_differences names direction, normalisation and another split of the same nodes") {
+    const maskgat::Dataset data = synthetic(12);
+    const train::DataRecord trained = train::record_data(data);
+    maskgat::Dataset changed = data;
+    changed.preparation.undirected = true;
+    changed.preparation.rows_normalized = !data.preparation.rows_normalized;
+    maskgat::draw_split(changed, data.preparation.split_sizes, 99);
+    const auto differences = train::data_differences(trained, changed, true);
+    REQUIRE(differences.size() == 3);
+    CHECK(differences[0] == "it was trained on its edges as given (directed), this data is read "
+                            "with every edge also reversed (undirected)");
+    CHECK(differences[1].starts_with("its features were "));
+    CHECK(differences[2].starts_with("it was trained on a random split with seed "));
+    CHECK(differences[2].find("this data has a random split with seed 99") != std::string::npos);
+    CHECK(train::data_differences(trained, changed, false).size() == 2);  // prediction
+    changed.node_names.back() += "x";  // other nodes: their split is not the model's to keep
+    CHECK(train::data_differences(trained, changed, true).size() == 2);
+  }
+
   TEST_CASE("a version 2 checkpoint trains on the whole graph; a bad receptive-field flag fails") {
     const auto dir = maskgat::test::scratch_dir("checkpoint_version2");
     auto [payload, values] = short_run_payload(dir);
     std::string flagged = payload;
     flagged[kOptionsBytes + 9] = 2;
-    write_bytes(dir / "flag.ckpt", maskgat::test::frame_checkpoint(flagged, 3));
+    write_bytes(dir / "flag.ckpt", maskgat::test::frame_checkpoint(flagged, 4));
     CHECK_THROWS_WITH_AS(train::load_checkpoint(dir / "flag.ckpt"),
                          doctest::Contains("receptive-field flag 2, expected 0 or 1"),
                          maskgat::ParseError);
     payload.erase(kOptionsBytes + 9, 1);
+    payload.resize(payload.size() - kDataRecordBytes);
     write_bytes(dir / "v2.ckpt", maskgat::test::frame_checkpoint(payload, 2));
     const train::Checkpoint loaded = train::load_checkpoint(dir / "v2.ckpt");
     CHECK_FALSE(loaded.options.receptive_field);
@@ -181,7 +239,7 @@ TEST_SUITE("unit") {
       std::string changed = payload;
       changed[kOptionsBytes] = static_cast<char>(kind);
       std::memcpy(changed.data() + kOptionsBytes + 1, &dims, sizeof(dims));
-      write_bytes(dir / "bad.ckpt", maskgat::test::frame_checkpoint(changed, 3));
+      write_bytes(dir / "bad.ckpt", maskgat::test::frame_checkpoint(changed, 4));
       return dir / "bad.ckpt";
     };
     REQUIRE(train::load_checkpoint(with_encoding(2, 4)).options.positional.dims == 4);
@@ -223,12 +281,12 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(train::load_checkpoint(bad),
                          doctest::Contains("checksum mismatch: the file is corrupt"),
                          maskgat::ParseError);
-    for (const int version : {0, 4}) {
+    for (const int version : {0, 5}) {
       std::string versioned = bytes;
       versioned[8] = static_cast<char>(version);
       write_bytes(bad, versioned);
       const std::string expected =
-          "format version " + std::to_string(version) + ", this build reads versions 1 to 3";
+          "format version " + std::to_string(version) + ", this build reads versions 1 to 4";
       CHECK_THROWS_WITH_AS(train::load_checkpoint(bad), doctest::Contains(expected.c_str()),
                            maskgat::ParseError);
     }
