@@ -88,21 +88,36 @@ unavailable() {
   elif [ -n "$from" ]; then
     echo "missing  $1: not in the mirror $from" >&2
     missing=1
+  elif [ "$offline" -ne 0 ]; then
+    echo "FAILED   $1: not downloaded (no connection)" >&2
+    failed=1
   else
     echo "FAILED   $1: download failed" >&2
     failed=1
   fi
 }
 
+# Downloads $1 to $2. After a failure to connect (no network, no DNS, a timeout) nothing more is
+# tried: every other file would wait for the same timeout.
+offline=0
 download() {
+  [ "$offline" -eq 0 ] || return 1
+  local code=0
   if command -v curl >/dev/null; then
-    curl -fsSL --retry 2 -o "$2" "$1"
+    curl -fsSL --connect-timeout 10 --retry 2 -o "$2" "$1" 2>/dev/null || code=$?
+    case "$code" in 5|6|7|28|35) offline=1 ;; esac
   elif command -v wget >/dev/null; then
-    wget -q -O "$2" "$1"
+    wget -q --timeout=10 --tries=3 -O "$2" "$1" || code=$?
+    [ "$code" -ne 4 ] || offline=1
   else
     echo "fetch.sh: neither curl nor wget is installed" >&2
     return 1
   fi
+  if [ "$offline" -ne 0 ]; then
+    local host="${1#*://}"
+    echo "fetch.sh: cannot connect to ${host%%/*} (no network?); downloads stop here" >&2
+  fi
+  return "$code"
 }
 
 fetch_file() {
@@ -147,7 +162,11 @@ for name in "${names[@]}"; do
 done
 
 if [ "$failed" -ne 0 ]; then
-  echo "fetch.sh: some files are missing or corrupt (see above)" >&2
+  if [ "$offline" -ne 0 ]; then
+    echo "fetch.sh: offline: copy the files from a local mirror with --from DIR (or set MASKGAT_DATA_MIRROR=DIR)" >&2
+  else
+    echo "fetch.sh: some files are missing or corrupt (see above)" >&2
+  fi
   exit 1
 fi
 if [ "$missing" -ne 0 ]; then

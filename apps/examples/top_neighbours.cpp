@@ -34,8 +34,8 @@ int main(int argc, char** argv) {
     model.forward(mask, data.features.view(), maskgat::nn::Mode::kEval, unused);
     const maskgat::nn::AttentionWeights<float> first = model.attention(mask).front();
     std::vector<std::pair<float, maskgat::NodeId>> ranked;
-    for (std::size_t e = 0; e < first.destinations.size(); ++e) {
-      if (first.destinations[e] != node) continue;
+    const auto [begin, end] = first.in_edges(node);  // the node's row of the mask
+    for (std::size_t e = begin; e < end; ++e) {
       ranked.emplace_back(first.alpha.row(static_cast<std::int64_t>(e)).mean(), first.sources[e]);
     }
     std::sort(ranked.rbegin(), ranked.rend());

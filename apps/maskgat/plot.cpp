@@ -124,6 +124,7 @@ bool draw(const std::string& csv_text, const std::filesystem::path& csv,
                           std::istreambuf_iterator<char>());
   if (!drawn.good() && !drawn.eof()) throw IoError("plot: gnuplot drew no " + image.string());
   write_file_atomically(image, bytes, run.force);
+  say(run, "wrote " + image.string() + " and its data " + csv.string());
   return true;
 }
 
@@ -145,8 +146,9 @@ void add_plot_outputs(OutputPlan& outputs, const std::string& option,
   outputs.add_output(option, image);
 }
 
-bool plot_training_curves(const std::vector<train::EpochStats>& epochs, const std::string& title,
-                          const std::filesystem::path& image, const RunOptions& run) {
+bool plot_training_curves(const std::vector<train::EpochStats>& epochs, std::int64_t best_epoch,
+                          const std::string& title, const std::filesystem::path& image,
+                          const RunOptions& run) {
   std::ostringstream rows;
   rows << "epoch,train_loss,val_loss,train_acc,val_acc\n";
   rows.precision(9);
@@ -154,10 +156,17 @@ bool plot_training_curves(const std::vector<train::EpochStats>& epochs, const st
     rows << stats.epoch << ',' << stats.train_loss << ',' << stats.val_loss << ','
          << stats.train_accuracy << ',' << stats.val_accuracy << '\n';
   }
+  // A dashed line at the epoch whose parameters the model keeps (early stopping's choice); the keys
+  // sit below the plots, out of its way.
+  const std::string best = std::to_string(best_epoch);
+  const bool right_half = !epochs.empty() && 2 * best_epoch > epochs.back().epoch;
+  const std::string side = right_half ? "right offset -0.5,0" : "left offset 0.5,0";
   const std::string commands =
-      "set grid; set xlabel 'epoch'; set multiplot layout 1,2 title ARG3; set key top right; "
+      "set grid; set xlabel 'epoch'; set multiplot layout 1,2 title ARG3; set key below; "
+      "set arrow from " + best + ", graph 0 to " + best + ", graph 1 nohead dashtype 2; "
+      "set label 'best epoch " + best + "' at " + best + ", graph 0.05 " + side + "; "
       "set ylabel 'loss'; plot ARG1 skip 1 using 1:2 with lines title 'train', '' skip 1 using "
-      "1:3 with lines title 'validation'; set key bottom right; set ylabel 'accuracy'; "
+      "1:3 with lines title 'validation'; set ylabel 'accuracy'; "
       "set yrange [0:1]; plot ARG1 skip 1 using 1:4 with lines title 'train', '' skip 1 using "
       "1:5 with lines title 'validation'; unset multiplot";
   return draw(rows.str(), plot_csv(image), commands, {title}, image, run);

@@ -29,10 +29,12 @@ void add_plot_outputs(OutputPlan& outputs, const std::string& option,
 // the picture was drawn. Call `add_plot_outputs` and check the plan first.
 // @throws IoError when a write fails or gnuplot fails.
 
-// Loss and accuracy per epoch, training and validation; the CSV has
-// epoch,train_loss,val_loss,train_acc,val_acc, one row per epoch.
-bool plot_training_curves(const std::vector<train::EpochStats>& epochs, const std::string& title,
-                          const std::filesystem::path& image, const RunOptions& run);
+// Loss and accuracy per epoch, training and validation, with a dashed line at `best_epoch` (the
+// parameters the model keeps); the CSV has epoch,train_loss,val_loss,train_acc,val_acc, one row
+// per epoch.
+bool plot_training_curves(const std::vector<train::EpochStats>& epochs, std::int64_t best_epoch,
+                          const std::string& title, const std::filesystem::path& image,
+                          const RunOptions& run);
 
 // `node`'s neighbours on a circle around it, each joined to it by a line whose width grows with
 // its attention weight `alpha`; the CSV has neighbour,alpha,x,y, one row per neighbour.

@@ -337,7 +337,8 @@ int run_train(TrainCommandOptions& options) {
   }
   // Last: the model and the metrics are written whatever happens to gnuplot.
   if (options.plot) {
-    plot_training_curves(curves, dataset.name + " " + nn::attention_kind_name(last.model.attention),
+    plot_training_curves(curves, results.back().best_epoch,
+                         dataset.name + " " + nn::attention_kind_name(last.model.attention),
                          *options.plot, output);
   }
   return 0;

@@ -128,6 +128,8 @@ void add_evaluate_command(CLI::App& app, EvaluateOptions& options) {
   add_model_limits(*command, options.limits, false);
   add_run_options(*command, options.run, true);
   command->footer(
+      "The data is prepared as the model's was (direction, feature normalisation, split); data\n"
+      "prepared otherwise is refused, naming the difference, unless --data-as-given.\n\n"
       "Examples:\n"
       "  maskgat evaluate --load cora.ckpt --dataset cora\n"
       "  maskgat evaluate --load cora.ckpt --dataset cora --json\n"
@@ -164,7 +166,9 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
     if (!options.output && !options.run.json) throw CLI::RequiredError("--output or --json");
   });
   command->footer(
-      "Labels and split are optional: a model applies to any graph with its feature width.\n\n"
+      "Labels and split are optional: a model applies to any graph with its feature width. The\n"
+      "data is prepared as the model's was (direction, feature normalisation) unless\n"
+      "--data-as-given.\n\n"
       "Examples:\n"
       "  maskgat predict --load cora.ckpt --dataset cora --output cora_predictions.csv\n"
       "  maskgat predict --load own.ckpt --graph new.txt --features new.csv --output p.csv "

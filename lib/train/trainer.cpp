@@ -505,6 +505,10 @@ RowMatrix<float> Trainer::predict_probabilities(std::span<const NodeId> nodes) {
   return probabilities;
 }
 
+std::vector<std::int32_t> Trainer::predicted_classes() {
+  return train::predict_classes(impl_->evaluation_logits());
+}
+
 std::vector<nn::AttentionWeights<float>> Trainer::attention() {
   impl_->evaluation_logits();
   return impl_->model.attention(impl_->mask);

@@ -50,7 +50,22 @@ cp "$data/planetoid/ind.cora.y" "$work/mirror/planetoid/ind.cora.y"
 grep -q "^present  planetoid/ind.cora.x$" "$work/out" || fail "verified file not kept"
 cmp -s "$data/planetoid/ind.cora.y" "$work/dest/planetoid/ind.cora.y" || fail "y not repaired"
 
-# 4. Bad usage exits 2.
+# 4. Offline (downloads through a proxy that refuses connections): one attempt, then every file
+# is reported and the message names --from.
+set +e
+https_proxy=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 MASKGAT_DATA_MIRROR= \
+  "$fetch" --dest "$work/offline" cora > "$work/out" 2>&1
+code=$?
+set -e
+[ "$code" -eq 1 ] || fail "offline: exit $code, expected 1"
+[ "$(grep -c "^fetch.sh: cannot connect to github.com (no network?); downloads stop here$" "$work/out")" -eq 1 ] ||
+  fail "offline: not one connection failure reported"
+[ "$(grep -c "^FAILED   .*: not downloaded (no connection)$" "$work/out")" -eq 10 ] ||
+  fail "offline: not every file reported"
+grep -q "^fetch.sh: offline: copy the files from a local mirror with --from DIR" "$work/out" ||
+  fail "offline: --from not named"
+
+# 5. Bad usage exits 2.
 set +e
 "$fetch" --bogus > /dev/null 2>&1
 code=$?

@@ -2,7 +2,10 @@
 /// @file
 /// What the attention layers share: the forward mode and exported attention weights.
 
+#include <algorithm>
+#include <cstddef>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "maskgat/core/tensor.hpp"
@@ -30,6 +33,16 @@ struct MASKGAT_EXPORT AttentionWeights {
   std::vector<NodeId> sources;       ///< E source ids (j)
   std::vector<NodeId> destinations;  ///< E destination ids (i)
   RowMatrix<T> alpha;                ///< E x H
+
+  /// The edges into `node` (its row of the mask), by binary search: rows `first` to `last - 1`
+  /// of `sources` and `alpha`, sources ascending. O(log E).
+  /// @param node a destination id
+  /// @return `{first, last}`, empty (`first == last`) when `node` has no in-edge
+  [[nodiscard]] std::pair<std::size_t, std::size_t> in_edges(NodeId node) const {
+    const auto [first, last] = std::equal_range(destinations.begin(), destinations.end(), node);
+    return {static_cast<std::size_t>(first - destinations.begin()),
+            static_cast<std::size_t>(last - destinations.begin())};
+  }
 };
 
 /// The parameters of a projection `x W + b` inside a layer: W is F_in x F_out (`x W`, the

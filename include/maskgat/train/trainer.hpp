@@ -195,6 +195,9 @@ class MASKGAT_EXPORT Trainer {
   ///         `predict_probabilities()`
   /// @throws InvalidArgument when a node is outside [0, N).
   [[nodiscard]] RowMatrix<float> predict_probabilities(std::span<const NodeId> nodes);
+  /// The predicted class of every node: the most probable one in an evaluation pass.
+  /// @return N class ids, in [0, K)
+  [[nodiscard]] std::vector<std::int32_t> predicted_classes();
   /// The attention of every layer in an evaluation pass, `conv1` first.
   /// @return one `nn::AttentionWeights` per layer, over the edges of `mask()`
   [[nodiscard]] std::vector<nn::AttentionWeights<float>> attention();

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "maskgat/core/error.hpp"
+#include "maskgat/graph/build.hpp"
 #include "maskgat/io/dataset.hpp"
 #include "support/paths.hpp"
 
@@ -41,6 +42,52 @@ TEST_SUITE("unit") {
                                        "their self-loop"));
     CHECK(dataset.preparation.rows_normalized);
     CHECK(dataset.preparation.random_split == false);
+  }
+
+  TEST_CASE("direction_notes: nodes without in-edges, and edge lists (nearly) symmetric") {
+    const auto graph = [](std::vector<maskgat::NodeId> sources,
+                          std::vector<maskgat::NodeId> targets, std::int64_t nodes) {
+      return maskgat::build_graph(nodes, {std::move(sources), std::move(targets), {}}).graph;
+    };
+    // A star pointing out of node 0: 4 of 5 nodes have in-edges, node 0 has none.
+    const auto star = maskgat::direction_notes(graph({0, 0, 0, 0}, {1, 2, 3, 4}, 5));
+    REQUIRE(star.size() == 1);
+    CHECK(star[0].starts_with("1 of 5 nodes have out-edges but no in-edge other than their "
+                              "self-loop"));
+    // A cycle reaches every node.
+    CHECK(maskgat::direction_notes(graph({0, 1, 2}, {1, 2, 0}, 3)).empty());
+    const auto both = maskgat::direction_notes(graph({0, 1, 1, 2, 0, 2}, {1, 0, 2, 1, 2, 0}, 3));
+    REQUIRE(both.size() == 1);
+    CHECK(both[0] == "every edge has its reverse: the edge list is undirected as given");
+    // 10 of 11 edges reciprocated (a cycle both ways, and 0 -> 2); a self-loop is no edge here.
+    const auto nearly = maskgat::direction_notes(graph({0, 1, 1, 2, 2, 3, 3, 4, 4, 0, 0, 0},
+                                                       {1, 0, 2, 1, 3, 2, 4, 3, 0, 4, 2, 0}, 5));
+    REQUIRE(nearly.size() == 1);
+    CHECK(nearly[0] == "90.9 % of the edges have their reverse: the edge list looks undirected "
+                       "with 1 reverse edge(s) missing; --undirected adds them");
+  }
+
+  TEST_CASE("normalize_features: rows by default when none is negative, else as stored") {
+    maskgat::Dataset data;
+    maskgat::DenseFeatures x(2, 2);
+    x << 1.0F, 3.0F, 2.0F, 2.0F;
+    data.features = maskgat::FeatureMatrix(x);
+    maskgat::normalize_features(data, maskgat::FeatureNormalization::kAuto);
+    CHECK(data.features.dense()(0, 1) == 0.75F);
+    CHECK(data.preparation.rows_normalized);
+    CHECK(data.notes.empty());
+    x(1, 0) = -2.0F;
+    data.features = maskgat::FeatureMatrix(x);
+    maskgat::normalize_features(data, maskgat::FeatureNormalization::kAuto);
+    CHECK(data.features.dense()(0, 1) == 3.0F);
+    CHECK_FALSE(data.preparation.rows_normalized);
+    REQUIRE(data.notes.size() == 1);
+    CHECK(data.notes[0] == "features have negative entries, so rows are not normalised");
+    maskgat::normalize_features(data, maskgat::FeatureNormalization::kNone);
+    CHECK(data.features.dense()(0, 1) == 3.0F);
+    maskgat::normalize_features(data, maskgat::FeatureNormalization::kRows);
+    CHECK(data.features.dense()(0, 1) == 0.75F);
+    CHECK(data.preparation.rows_normalized);
   }
 
   TEST_CASE("compute_statistics counts what info prints") {

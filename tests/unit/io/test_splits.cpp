@@ -26,6 +26,64 @@ std::vector<SplitPart> load(const std::string& content, maskgat::Notes& notes) {
 }  // namespace
 
 TEST_SUITE("unit") {
+  TEST_CASE("default split sizes: Planetoid's where they fit, scaled to small graphs") {
+    maskgat::Notes notes;
+    std::vector<std::int32_t> labels(1560);
+    for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 3);
+    const auto planetoid = maskgat::default_split_sizes(labels, 3, notes);
+    CHECK(planetoid.train_per_class == 20);
+    CHECK(planetoid.val == 500);
+    CHECK(planetoid.test == 1000);
+    CHECK(notes.empty());
+    labels.pop_back();  // 1559 labelled: one short of 60 + 500 + 1000
+    const auto short_one = maskgat::default_split_sizes(labels, 3, notes);
+    CHECK(short_one.train_per_class == 103);  // a fifth of the 519 of the smallest class
+    CHECK(short_one.val == 311);
+    CHECK(short_one.test == 1559 - 309 - 311);
+    REQUIRE(notes.size() == 1);
+    // 34 nodes in classes of 22 and 12, one unlabelled, a class without nodes.
+    std::vector<std::int32_t> small(34, 0);
+    std::fill(small.begin() + 22, small.end(), 1);
+    small[0] = -1;
+    notes.clear();
+    const auto scaled = maskgat::default_split_sizes(small, 3, notes);
+    CHECK(scaled.train_per_class == 2);
+    CHECK(scaled.val == 6);
+    CHECK(scaled.test == 33 - 4 - 6);
+    REQUIRE(notes.size() == 1);
+    CHECK(notes[0] == "random split: 33 labelled node(s) are too few for 20 per class, 500 val and "
+                      "1000 test; drawn with 2 per class, 6 val and 23 test (a fifth of the "
+                      "smallest class, a fifth of the labelled nodes, the rest; --split-sizes sets "
+                      "them)");
+    const auto split = maskgat::random_split(small, 3, scaled, 1, notes);
+    CHECK(count(split, SplitPart::kTrain) == 4);
+    CHECK(count(split, SplitPart::kVal) == 6);
+    CHECK(count(split, SplitPart::kTest) == 23);
+    REQUIRE(notes.size() == 2);  // every part filled; the class without nodes is noted
+    CHECK(notes[1] == "random split: class 2 has 0 labelled node(s), fewer than the 2 training "
+                      "nodes asked for");
+  }
+
+  TEST_CASE("write_split writes what read_split reads back, and refuses names it cannot hold") {
+    const std::vector<std::string> names{"0", "1", "2", "3"};
+    const std::vector<SplitPart> split{SplitPart::kTest, SplitPart::kNone, SplitPart::kTrain,
+                                       SplitPart::kVal};
+    const auto path = maskgat::test::scratch_dir("split") / "written.txt";
+    maskgat::write_split(path, names, split, true);
+    maskgat::NodeIndex nodes = maskgat::NodeIndex::numeric(4, 100);
+    maskgat::Notes notes;
+    CHECK(maskgat::read_split(path, nodes, {}, notes) == split);
+    CHECK_THROWS_AS(maskgat::write_split(path, names, split, false), maskgat::IoError);
+    const std::vector<std::string> spaced{"0", "1", "a b", "3"};
+    CHECK_THROWS_WITH_AS(maskgat::write_split(path, spaced, split, true),
+                         doctest::Contains("node 2 is named 'a b', which a split file cannot hold"),
+                         maskgat::InvalidArgument);
+    const std::vector<std::string> comment{"#0", "1", "2", "3"};
+    CHECK_THROWS_AS(maskgat::write_split(path, comment, split, true), maskgat::InvalidArgument);
+    CHECK_THROWS_AS(maskgat::write_split(path, names, std::vector<SplitPart>(3), true),
+                    maskgat::InvalidArgument);
+  }
+
   TEST_CASE("random split: stratified - seeded - disjoint") {
     std::vector<std::int32_t> labels(300);
     for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 3);

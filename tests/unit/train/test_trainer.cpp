@@ -170,11 +170,30 @@ TEST_SUITE("unit") {
     const auto probabilities = trainer.predict_probabilities();
     CHECK(probabilities.rows() == 600);
     CHECK((probabilities.rowwise().sum().array() - 1.0F).abs().maxCoeff() < 1e-5F);
+    const std::vector<std::int32_t> predicted = trainer.predicted_classes();
+    REQUIRE(predicted.size() == 600);
+    for (Eigen::Index i = 0; i < probabilities.rows(); ++i) {
+      Eigen::Index best = 0;
+      probabilities.row(i).maxCoeff(&best);
+      CHECK(predicted[static_cast<std::size_t>(i)] == best);
+    }
     const auto attention = trainer.attention();
     REQUIRE(attention.size() == 2);
     CHECK(attention[0].alpha.rows() == trainer.mask().num_edges());
     CHECK(attention[0].alpha.cols() == 8);
     CHECK(attention[1].alpha.cols() == 1);
+    // A node's row of the mask: its in-edges, as the scan over every edge finds them.
+    for (const maskgat::NodeId node : {0, 17, 599}) {
+      const auto [first, last] = attention[0].in_edges(node);
+      const auto in_mask = trainer.mask().in_neighbors(node);
+      REQUIRE(last - first == in_mask.size());
+      for (std::size_t e = first; e < last; ++e) {
+        CHECK(attention[0].destinations[e] == node);
+        CHECK(attention[0].sources[e] == in_mask[e - first]);
+      }
+    }
+    const auto [none_first, none_last] = attention[0].in_edges(600);  // past the last node
+    CHECK(none_first == none_last);
   }
 
   TEST_CASE("predictions at chosen nodes equal those rows of the whole graph's") {
