@@ -88,35 +88,43 @@ unavailable() {
   elif [ -n "$from" ]; then
     echo "missing  $1: not in the mirror $from" >&2
     missing=1
-  elif [ "$offline" -ne 0 ]; then
-    echo "FAILED   $1: not downloaded (no connection)" >&2
-    failed=1
   else
-    echo "FAILED   $1: download failed" >&2
+    echo "FAILED   $1: ${download_error:-download failed}" >&2
     failed=1
   fi
 }
 
-# Downloads $1 to $2. After a failure to connect (no network, no DNS, a timeout) nothing more is
-# tried: every other file would wait for the same timeout.
+# Downloads $1 to $2; on failure `download_error` says why. After a failure to connect to a host
+# (no network, no DNS, a timeout) nothing more is asked of that host: every other file would wait
+# for the same timeout.
+unreachable=" "
 offline=0
+download_error=""
 download() {
-  [ "$offline" -eq 0 ] || return 1
+  local host="${1#*://}"
+  host="${host%%/*}"
+  download_error=""
+  case "$unreachable" in
+    *" $host "*) download_error="not downloaded (no connection to $host)"; return 1 ;;
+  esac
   local code=0
   if command -v curl >/dev/null; then
-    curl -fsSL --connect-timeout 10 --retry 2 -o "$2" "$1" 2>/dev/null || code=$?
-    case "$code" in 5|6|7|28|35) offline=1 ;; esac
+    curl -fsSL --connect-timeout 10 --retry 2 -o "$2" "$1" 2> "$tmpdir/download.err" || code=$?
+    case "$code" in 5|6|7|28) unreachable="$unreachable$host " ;; esac
   elif command -v wget >/dev/null; then
-    wget -q --timeout=10 --tries=3 -O "$2" "$1" || code=$?
-    [ "$code" -ne 4 ] || offline=1
+    wget -q --timeout=10 --tries=3 -O "$2" "$1" 2> "$tmpdir/download.err" || code=$?
+    [ "$code" -ne 4 ] || unreachable="$unreachable$host "
   else
     echo "fetch.sh: neither curl nor wget is installed" >&2
     return 1
   fi
-  if [ "$offline" -ne 0 ]; then
-    local host="${1#*://}"
-    echo "fetch.sh: cannot connect to ${host%%/*} (no network?); downloads stop here" >&2
-  fi
+  [ "$code" -ne 0 ] || return 0
+  download_error="download failed: $(head -c 300 "$tmpdir/download.err" | tr '\n' ' ')"
+  case "$unreachable" in
+    *" $host "*)
+      offline=1
+      echo "fetch.sh: cannot connect to $host (no network?); nothing more is downloaded from it" >&2 ;;
+  esac
   return "$code"
 }
 
@@ -163,7 +171,7 @@ done
 
 if [ "$failed" -ne 0 ]; then
   if [ "$offline" -ne 0 ]; then
-    echo "fetch.sh: offline: copy the files from a local mirror with --from DIR (or set MASKGAT_DATA_MIRROR=DIR)" >&2
+    echo "fetch.sh: without a connection, copy the files from a local mirror with --from DIR (or set MASKGAT_DATA_MIRROR=DIR)" >&2
   else
     echo "fetch.sh: some files are missing or corrupt (see above)" >&2
   fi

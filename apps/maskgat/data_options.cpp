@@ -124,7 +124,8 @@ void add_data_options(CLI::App& command, DataOptions& options) {
       ->needs(graph);
   command.add_flag("--strict", load.read.strict,
                    "Treat merged or dropped input (duplicates, unknown citations) as errors");
-  command.add_option("--seed", options.seed, "Seed of random splits (default 0)");
+  command.add_option("--seed", options.seed,
+                     "Seed of random splits and, in train, of the model (default 0)");
   command
       .add_option("--split-sizes", options.split_sizes,
                   "TRAIN_PER_CLASS,VAL,TEST: sizes of random splits (default 20,500,1000, "
@@ -190,58 +191,77 @@ void add_data_as_given(CLI::App& command, DataOptions& options) {
                    "data was (direction, normalisation, split); differences become notes");
 }
 
-void follow_model_data(DataOptions& options, const std::optional<train::DataRecord>& trained,
-                       const std::string& model, const RunOptions& run) {
-  if (options.as_given || !trained) return;
-  const DataPreparation& preparation = trained->preparation;
-  if (preparation.undirected && !options.files.graph.empty() && !options.files.undirected) {
-    options.files.undirected = true;
-    say(run, "note: model " + model + " was trained with --undirected; the edges are read so");
+namespace {
+
+// The model's random split drawn again on its own nodes, when the options ask for no other one.
+void redraw_model_split(const DataOptions& options, const train::DataRecord& trained,
+                        Dataset& dataset) {
+  const DataPreparation& preparation = trained.preparation;
+  if (!preparation.random_split || !dataset.preparation.random_split || options.seed ||
+      !options.split_sizes.empty() || !options.files.split.empty()) {
+    return;
   }
-  options.load.normalize_features =
-      preparation.rows_normalized ? FeatureNormalization::kRows : FeatureNormalization::kNone;
-  if (preparation.random_split) {
-    if (!options.seed) options.seed = preparation.split_seed;
-    if (options.split_sizes.empty()) {
-      const RandomSplitSizes& sizes = preparation.split_sizes;
-      options.split_sizes = {sizes.train_per_class, sizes.val, sizes.test};
-    }
+  const train::DataRecord given = train::record_data(dataset);
+  if (given.nodes != trained.nodes || given.nodes_hash != trained.nodes_hash ||
+      given.split_hash == trained.split_hash) {
+    return;
   }
+  // The first draw's notes go with it.
+  std::erase_if(dataset.notes,
+                [](const std::string& note) { return note.starts_with("random split:"); });
+  draw_split(dataset, preparation.split_sizes, preparation.split_seed);
 }
 
-void check_model_data(const DataOptions& options, const std::optional<train::DataRecord>& trained,
-                      const Dataset& dataset, bool with_split, const std::string& model,
-                      const RunOptions& run) {
+}  // namespace
+
+Dataset load_data_for_model(DataOptions& options, const std::optional<train::DataRecord>& trained,
+                            bool with_split, const std::string& model, bool offers_as_given,
+                            const RunOptions& run) {
+  const bool follow = trained && !options.as_given;
+  if (follow) {
+    const DataPreparation& preparation = trained->preparation;
+    if (preparation.undirected && !options.files.graph.empty() && !options.files.undirected) {
+      options.files.undirected = true;
+      say(run, "note: model " + model +
+                   " was trained with every edge read both ways; --undirected reads these so");
+    }
+    options.load.normalize_features =
+        preparation.rows_normalized ? FeatureNormalization::kAuto : FeatureNormalization::kNone;
+  }
+  Dataset dataset = load_model_data(options, run, [&](Dataset& loaded) {
+    if (follow && with_split) redraw_model_split(options, *trained, loaded);
+  });
   if (!trained) {
     say(run, "note: model " + model +
                  " holds no record of its data (saved by an older version); the data is used "
                  "as given");
-    return;
+    return dataset;
   }
-  const std::vector<std::string> differences =
-      train::data_differences(*trained, dataset, with_split);
   const train::DataRecord given = train::record_data(dataset);
   if (with_split && (given.nodes != trained->nodes || given.nodes_hash != trained->nodes_hash)) {
     say(run, "note: model " + model + " was trained on other nodes (" +
                  std::to_string(trained->nodes) + "); its split is not compared with this data's");
   }
-  if (differences.empty()) return;
+  const std::vector<std::string> differences =
+      train::data_differences(*trained, dataset, with_split);
+  if (differences.empty()) return dataset;
   if (options.as_given) {
     for (const std::string& difference : differences) {
       say(run, "note: --data-as-given: model " + model + ": " + difference);
     }
-    return;
+    return dataset;
   }
   std::string message = "model " + model + " was trained on data prepared otherwise: ";
   for (std::size_t k = 0; k < differences.size(); ++k) {
     message += (k == 0 ? "" : "; ") + differences[k];
   }
-  throw InvalidArgument(message +
-                        ". Leave out the options that differ, or pass --data-as-given to use the "
-                        "data as given");
+  throw InvalidArgument(message + ". Leave out the options that differ" +
+                        (offers_as_given ? ", or pass --data-as-given to use the data as given"
+                                         : ""));
 }
 
-Dataset load_data(DataOptions& options, const RunOptions& run) {
+Dataset load_data(DataOptions& options, const RunOptions& run,
+                  const std::function<void(Dataset&)>& prepare) {
   const auto start = std::chrono::steady_clock::now();
   auto& load = options.load;
   load.seed = options.seed.value_or(0);
@@ -262,6 +282,7 @@ Dataset load_data(DataOptions& options, const RunOptions& run) {
   }
   Dataset dataset = options.dataset.empty() ? load_files(options.files, load)
                                             : load_dataset(options.dataset, load);
+  if (prepare) prepare(dataset);
   for (const auto& note : dataset.notes) say(run, "note: " + note);
   const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
   say_verbose(
@@ -279,8 +300,9 @@ Dataset load_data(DataOptions& options, const RunOptions& run) {
   return dataset;
 }
 
-Dataset load_model_data(DataOptions& options, const RunOptions& run) {
-  Dataset dataset = load_data(options, run);
+Dataset load_model_data(DataOptions& options, const RunOptions& run,
+                        const std::function<void(Dataset&)>& prepare) {
+  Dataset dataset = load_data(options, run, prepare);
   dataset.require_features();
   return dataset;
 }

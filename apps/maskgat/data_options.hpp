@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,27 +73,29 @@ void add_data_options(CLI::App& command, DataOptions& options);
 // (absolute) nor HOME is set.
 std::filesystem::path default_data_dir();
 
-// Loads what the options name and prints the loaders' notes to stderr as `note:` lines (unless
-// --quiet; with --verbose also what was loaded from where, and how long it took).
-Dataset load_data(DataOptions& options, const RunOptions& run);
+// Loads what the options name, runs `prepare` on it (when given), and prints the loaders' notes to
+// stderr as `note:` lines (unless --quiet; with --verbose also what was loaded from where, and
+// how long it took).
+Dataset load_data(DataOptions& options, const RunOptions& run,
+                  const std::function<void(Dataset&)>& prepare = {});
 
 // Registers `--data-as-given` on a command that applies a saved model (evaluate, predict).
 void add_data_as_given(CLI::App& command, DataOptions& options);
 
-// Makes `options` prepare the data as `trained`'s was: edges reversed too when it was undirected,
-// its feature normalisation, and its random split's seed and sizes unless --seed or
-// --split-sizes set them. Nothing with --data-as-given or without a record.
-void follow_model_data(DataOptions& options, const std::optional<train::DataRecord>& trained,
-                       const std::string& model, const RunOptions& run);
-
-// After loading: refuses (InvalidArgument) data not prepared as the model `model`'s was
-// (`train::data_differences`), naming every difference; with --data-as-given says them as notes.
-void check_model_data(const DataOptions& options, const std::optional<train::DataRecord>& trained,
-                      const Dataset& dataset, bool with_split, const std::string& model,
-                      const RunOptions& run);
+// Loads the data a saved model (`model`, its record `trained`) is applied to or resumes on,
+// prepared as its training data was unless --data-as-given: own edges read both ways when its
+// were, feature rows normalised (when no entry is negative) or not as its were, and, when
+// `with_split` and the data has the model's nodes, the model's random split drawn again unless
+// --seed, --split-sizes or --split ask for another. Then refuses (InvalidArgument) data prepared
+// otherwise (`train::data_differences`), naming every difference and what to do; with
+// --data-as-given says the differences as notes. `offers_as_given`: the command has the option.
+Dataset load_data_for_model(DataOptions& options, const std::optional<train::DataRecord>& trained,
+                            bool with_split, const std::string& model, bool offers_as_given,
+                            const RunOptions& run);
 
 // Loads the data a model trains on or is applied to: features required.
-Dataset load_model_data(DataOptions& options, const RunOptions& run);
+Dataset load_model_data(DataOptions& options, const RunOptions& run,
+                        const std::function<void(Dataset&)>& prepare = {});
 
 // Writes `dataset`'s split to `path` (--split-out) and says so.
 void write_split_out(const std::filesystem::path& path, const Dataset& dataset,

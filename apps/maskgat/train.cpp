@@ -215,9 +215,11 @@ int run_train(TrainCommandOptions& options) {
     resumed = train::load_checkpoint(*options.resume, options.data.load.read.limits);
     resumed->options.max_parameters = options.limits.max_parameters;  // limits are not saved
     resumed->options.max_activations = options.limits.max_activations;
-    follow_model_data(options.data, resumed->data, options.resume->string(), output);
   }
-  const Dataset dataset = load_model_data(options.data, output);
+  const Dataset dataset =
+      resumed ? load_data_for_model(options.data, resumed->data, /*with_split=*/true,
+                                    options.resume->string(), /*offers_as_given=*/false, output)
+              : load_model_data(options.data, output);
   if (options.split_out) write_split_out(*options.split_out, dataset, output);
 
   std::vector<train::FitResult> results;

@@ -65,9 +65,8 @@ struct Applied {
 Applied apply_model(const std::filesystem::path& path, DataOptions& data, const ModelLimits& limits,
                     const RunOptions& run, bool with_split) {
   train::Checkpoint checkpoint = train::load_checkpoint(path, data.load.read.limits);
-  follow_model_data(data, checkpoint.data, path.string(), run);
-  Dataset dataset = load_model_data(data, run);
-  check_model_data(data, checkpoint.data, dataset, with_split, path.string(), run);
+  Dataset dataset = load_data_for_model(data, checkpoint.data, with_split, path.string(),
+                                        /*offers_as_given=*/true, run);
   try {
     train::check_input_width(checkpoint, dataset);
   } catch (const InvalidArgument& error) {
@@ -190,6 +189,7 @@ int run_evaluate(EvaluateOptions& options) {
   const auto threads = limit_threads(run);
   Applied applied = apply_model(options.model, options.data, options.limits, run, true);
   const Dataset& dataset = applied.dataset;
+  if (options.split_out) write_split_out(*options.split_out, dataset, run);
   if (dataset.class_names != applied.checkpoint.class_names) {
     throw Error("model " + options.model.string() + " was trained on " +
                 std::to_string(applied.checkpoint.class_names.size()) +
@@ -247,7 +247,6 @@ int run_evaluate(EvaluateOptions& options) {
     write_file_atomically(*options.metrics_json, json + "\n", run.force);
     say(run, "wrote the metrics to " + options.metrics_json->string());
   }
-  if (options.split_out) write_split_out(*options.split_out, dataset, run);
   return 0;
 }
 

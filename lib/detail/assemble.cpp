@@ -72,6 +72,7 @@ LoadedGraph assemble_graph(const EdgeList& edges, const NodeIndex& nodes,
     built.graph = std::move(both.graph);
   }
   loaded.graph = std::move(built.graph);
+  loaded.undirected = options.undirected;
   return loaded;
 }
 

@@ -210,8 +210,8 @@ Dataset load_files(const FileSources& files, const DatasetOptions& options) {
   } else {
     dataset.split.assign(num_nodes, SplitPart::kNone);
   }
-  dataset.preparation.undirected = files.undirected;
-  if (!files.undirected) {
+  dataset.preparation.undirected = loaded.undirected;
+  if (!loaded.undirected) {
     for (std::string& note : direction_notes(dataset.graph)) dataset.notes.push_back(std::move(note));
   }
   if (!files.features.empty()) normalize_features(dataset, options.normalize_features);

@@ -247,6 +247,7 @@ Dataset read_linqs(const std::filesystem::path& dir, std::string_view name,
   Content content = read_content(base / (std::string(name) + ".content"), base, name, options.read);
   Dataset dataset;
   dataset.name = std::string(name);
+  dataset.preparation.undirected = true;  // read_cites symmetrises
   dataset.graph = read_cites(base / (std::string(name) + ".cites"), base, name, content.papers,
                              options.read, dataset.notes);
   dataset.features = FeatureMatrix(std::move(content.features));

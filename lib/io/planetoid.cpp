@@ -325,6 +325,7 @@ Dataset read_planetoid(const std::filesystem::path& dir, std::string_view name,
     dataset.notes.push_back(graph_note + std::to_string(simple.removed) + " self-loop(s) removed");
   }
   dataset.graph = std::move(simple.graph);
+  dataset.preparation.undirected = true;  // symmetrised above
 
   dataset.class_names.reserve(static_cast<std::size_t>(num_classes));
   for (std::int64_t c = 0; c < num_classes; ++c) dataset.class_names.push_back(std::to_string(c));

@@ -109,11 +109,11 @@ RandomSplitSizes default_split_sizes(std::span<const std::int32_t> labels,
     return planetoid;
   }
   RandomSplitSizes scaled;
-  scaled.train_per_class = std::max<std::int64_t>(1, smallest / 5);
+  scaled.train_per_class = std::clamp<std::int64_t>(smallest / 5, 1, planetoid.train_per_class);
   std::int64_t trained = 0;
   for (const std::int64_t count : counts) trained += std::min(count, scaled.train_per_class);
-  scaled.val = std::max<std::int64_t>(1, labelled / 5);
-  scaled.test = std::max<std::int64_t>(0, labelled - trained - scaled.val);
+  scaled.val = std::clamp<std::int64_t>(labelled / 5, 1, planetoid.val);
+  scaled.test = std::clamp<std::int64_t>(labelled - trained - scaled.val, 0, planetoid.test);
   notes.push_back("random split: " + std::to_string(labelled) +
                   " labelled node(s) are too few for 20 per class, 500 val and 1000 test; drawn "
                   "with " + std::to_string(scaled.train_per_class) + " per class, " +

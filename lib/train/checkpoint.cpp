@@ -475,12 +475,14 @@ DataRecord record_data(const Dataset& dataset) {
   DataRecord record;
   record.preparation = dataset.preparation;
   record.nodes = dataset.graph.num_nodes();
-  std::string names;
-  for (const std::string& name : dataset.node_names) {
-    names += name;
-    names += '\0';
+  std::string nodes;
+  for (std::size_t i = 0; i < dataset.node_names.size(); ++i) {
+    nodes += dataset.node_names[i];
+    nodes += '\0';
+    const std::int32_t label = i < dataset.labels.size() ? dataset.labels[i] : -1;
+    nodes.append(reinterpret_cast<const char*>(&label), sizeof(label));
   }
-  record.nodes_hash = fnv1a(names);
+  record.nodes_hash = fnv1a(nodes);
   std::string parts;
   parts.reserve(dataset.split.size());
   for (const SplitPart part : dataset.split) parts += static_cast<char>(part);

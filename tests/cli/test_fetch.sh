@@ -50,19 +50,21 @@ cp "$data/planetoid/ind.cora.y" "$work/mirror/planetoid/ind.cora.y"
 grep -q "^present  planetoid/ind.cora.x$" "$work/out" || fail "verified file not kept"
 cmp -s "$data/planetoid/ind.cora.y" "$work/dest/planetoid/ind.cora.y" || fail "y not repaired"
 
-# 4. Offline (downloads through a proxy that refuses connections): one attempt, then every file
-# is reported and the message names --from.
+# 4. Offline (downloads through a proxy that refuses connections): one attempt per host, then
+# every file is reported and the message names --from.
 set +e
 https_proxy=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 MASKGAT_DATA_MIRROR= \
   "$fetch" --dest "$work/offline" cora > "$work/out" 2>&1
 code=$?
 set -e
 [ "$code" -eq 1 ] || fail "offline: exit $code, expected 1"
-[ "$(grep -c "^fetch.sh: cannot connect to github.com (no network?); downloads stop here$" "$work/out")" -eq 1 ] ||
-  fail "offline: not one connection failure reported"
-[ "$(grep -c "^FAILED   .*: not downloaded (no connection)$" "$work/out")" -eq 10 ] ||
-  fail "offline: not every file reported"
-grep -q "^fetch.sh: offline: copy the files from a local mirror with --from DIR" "$work/out" ||
+[ "$(grep -c "^fetch.sh: cannot connect to .* (no network?); nothing more is downloaded from it$" "$work/out")" -eq 2 ] ||
+  fail "offline: not one connection failure per host (github.com, linqs-data.soe.ucsc.edu)"
+[ "$(grep -c "^FAILED   .*: download failed: " "$work/out")" -eq 2 ] ||
+  fail "offline: not one attempt per host"
+[ "$(grep -c "^FAILED   .*: not downloaded (no connection to " "$work/out")" -eq 8 ] ||
+  fail "offline: not every other file reported"
+grep -q "^fetch.sh: without a connection, copy the files from a local mirror with --from DIR" "$work/out" ||
   fail "offline: --from not named"
 
 # 5. Bad usage exits 2.

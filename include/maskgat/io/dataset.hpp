@@ -30,7 +30,9 @@ enum class FeatureNormalization : std::uint8_t {
 /// self-loop to every node and computes its positional encoding from the graph, so neither is
 /// part of the data's preparation.
 struct DataPreparation {
-  bool undirected = false;       ///< the reverse of every edge was added (`FileSources`)
+  /// Every edge was read both ways: `FileSources::undirected`, a GraphML or DOT file declaring an
+  /// undirected graph, and the Planetoid and LINQS datasets (symmetrised as PyG does).
+  bool undirected = false;
   bool rows_normalized = false;  ///< feature rows were normalised to sum 1
   bool random_split = false;     ///< the split was drawn (`draw_split`), not read
   std::uint64_t split_seed = 0;  ///< with `random_split`: its seed

@@ -23,6 +23,9 @@ struct LoadedGraph {
   EdgeId duplicates_merged = 0;    ///< repeated edges dropped (first weight kept)
   EdgeId reverse_edges_added = 0;  ///< with `undirected`: reverse edges that were not in the file
   Notes notes;                     ///< what was merged, one line each
+  /// Every edge was read both ways (`undirected`, or a GraphML or DOT file declaring an
+  /// undirected graph).
+  bool undirected = false;
 };
 
 /// Reads one edge per line: `src dst` or `src dst weight` (a finite number), fields separated by

@@ -44,8 +44,9 @@ MASKGAT_EXPORT void write_split(const std::filesystem::path& path,
 
 /// The sizes of a random split when none are given: Planetoid's (20 per class, 500, 1000) when
 /// the labelled nodes hold them (every class at least 20 nodes, and 1500 left after training);
-/// otherwise scaled to the graph: per class a fifth of the smallest non-empty class, a fifth of
-/// the labelled nodes for validation (each at least 1), and the rest for test, with a note.
+/// otherwise scaled down to the graph: per class a fifth of the smallest non-empty class, a fifth
+/// of the labelled nodes for validation (each at least 1), and the rest for test, none above
+/// Planetoid's size, with a note.
 /// @param labels      N class ids, -1 for an unlabelled node
 /// @param num_classes K; labels at or above it are not counted
 /// @param notes       receives a note when the sizes are scaled

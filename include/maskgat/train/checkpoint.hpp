@@ -47,7 +47,7 @@ struct ParameterShape {
 struct DataRecord {
   DataPreparation preparation;   ///< direction, normalisation, where the split came from
   std::int64_t nodes = 0;        ///< N
-  std::uint64_t nodes_hash = 0;  ///< FNV-1a 64 of the node names, in node order
+  std::uint64_t nodes_hash = 0;  ///< FNV-1a 64 of the node names and labels, in node order
   std::uint64_t split_hash = 0;  ///< FNV-1a 64 of every node's split part, in node order
 };
 
@@ -63,8 +63,8 @@ struct DataRecord {
 /// @param trained    the model's record (`Checkpoint::data`)
 /// @param dataset    the data it is to be applied to
 /// @param with_split compare the splits too (evaluation, resuming) or not (prediction)
-/// @return phrases such as `it was trained with every edge also reversed (undirected); this
-///         data's edges are as given`
+/// @return phrases such as `it was trained with every edge also reversed (undirected), this
+///         data is read on its edges as given (directed)`
 [[nodiscard]] MASKGAT_EXPORT std::vector<std::string> data_differences(const DataRecord& trained,
                                                                        const Dataset& dataset,
                                                                        bool with_split);

@@ -67,6 +67,18 @@ TEST_SUITE("unit") {
                        "with 1 reverse edge(s) missing; --undirected adds them");
   }
 
+  TEST_CASE("load_files: a graph read both ways is recorded so, and gets no direction notes") {
+    maskgat::FileSources files;
+    files.graph = fixture("graphml/undirected.graphml");
+    const auto declared = maskgat::load_files(files, {});
+    CHECK(declared.preparation.undirected);
+    files = small_files();
+    files.undirected = true;
+    const auto reversed = maskgat::load_files(files, {});
+    CHECK(reversed.preparation.undirected);
+    CHECK(reversed.notes.size() == 1);  // the merged duplicate only
+  }
+
   TEST_CASE("normalize_features: rows by default when none is negative, else as stored") {
     maskgat::Dataset data;
     maskgat::DenseFeatures x(2, 2);

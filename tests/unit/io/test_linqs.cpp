@@ -55,6 +55,8 @@ TEST_SUITE("unit") {
     const auto data = read_linqs(dir, "cora", small_split());
 
     CHECK(data.name == "cora");
+    CHECK(data.preparation.undirected);  // symmetrised
+    CHECK(data.preparation.random_split);
     CHECK(data.node_names == std::vector<std::string>{"p1", "p2", "x-3", "p4"});
     CHECK(data.feature_names.empty());
     CHECK(data.class_names == std::vector<std::string>{"A", "B"});

@@ -59,6 +59,8 @@ TEST_SUITE("unit") {
     CHECK(dataset.class_names == std::vector<std::string>{"0", "1", "2"});
     CHECK(dataset.labels == std::vector<std::int32_t>{0, 2, 1, 2, 0, -1, 2, 1});
     CHECK(dataset.missing_features.empty());
+    CHECK(dataset.preparation.undirected);  // symmetrised, as PyG
+    CHECK_FALSE(dataset.preparation.random_split);
 
     using enum SplitPart;
     CHECK(dataset.split ==

@@ -35,12 +35,20 @@ TEST_SUITE("unit") {
     CHECK(planetoid.val == 500);
     CHECK(planetoid.test == 1000);
     CHECK(notes.empty());
-    labels.pop_back();  // 1559 labelled: one short of 60 + 500 + 1000
+    labels.pop_back();  // 1559 labelled: one short of 60 + 500 + 1000; nothing grows
     const auto short_one = maskgat::default_split_sizes(labels, 3, notes);
-    CHECK(short_one.train_per_class == 103);  // a fifth of the 519 of the smallest class
+    CHECK(short_one.train_per_class == 20);  // a fifth of the smallest class is 103
     CHECK(short_one.val == 311);
-    CHECK(short_one.test == 1559 - 309 - 311);
+    CHECK(short_one.test == 1000);
     REQUIRE(notes.size() == 1);
+    // A large graph with one small class: only the training nodes per class shrink.
+    std::vector<std::int32_t> skewed(5000, 0);
+    std::fill(skewed.begin(), skewed.begin() + 10, 1);
+    notes.clear();
+    const auto one_small = maskgat::default_split_sizes(skewed, 2, notes);
+    CHECK(one_small.train_per_class == 2);
+    CHECK(one_small.val == 500);
+    CHECK(one_small.test == 1000);
     // 34 nodes in classes of 22 and 12, one unlabelled, a class without nodes.
     std::vector<std::int32_t> small(34, 0);
     std::fill(small.begin() + 22, small.end(), 1);

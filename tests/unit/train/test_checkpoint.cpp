@@ -210,6 +210,10 @@ TEST_SUITE("unit") {
     CHECK(train::data_differences(trained, changed, false).size() == 2);  // prediction
     changed.node_names.back() += "x";  // other nodes: their split is not the model's to keep
     CHECK(train::data_differences(trained, changed, true).size() == 2);
+    changed.node_names = data.node_names;
+    REQUIRE(train::data_differences(trained, changed, true).size() == 3);
+    changed.labels[0] = (changed.labels[0] + 1) % 3;  // the same names, labelled otherwise
+    CHECK(train::data_differences(trained, changed, true).size() == 2);
   }
 
   TEST_CASE("a version 2 checkpoint trains on the whole graph; a bad receptive-field flag fails") {
