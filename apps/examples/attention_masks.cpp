@@ -3,9 +3,7 @@
 // of RGB values, attend to their 3 x 3 neighbourhood.
 #include <iostream>
 
-#include "maskgat/graph/masks.hpp"
-#include "maskgat/nn/dot_attention_conv.hpp"
-#include "maskgat/nn/gat_conv.hpp"
+#include "maskgat/maskgat.hpp"
 
 int main() {
   namespace nn = maskgat::nn;

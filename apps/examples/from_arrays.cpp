@@ -8,9 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "maskgat/graph/build.hpp"
-#include "maskgat/io/dataset.hpp"
-#include "maskgat/train/trainer.hpp"
+#include "maskgat/maskgat.hpp"
 
 int main() {
   try {

@@ -9,8 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "maskgat/graph/masks.hpp"
-#include "maskgat/nn/gat_conv.hpp"
+#include "maskgat/maskgat.hpp"
 
 int main() {
   namespace nn = maskgat::nn;

@@ -5,8 +5,7 @@
 #include <exception>
 #include <iostream>
 
-#include "maskgat/io/dataset.hpp"
-#include "maskgat/train/checkpoint.hpp"
+#include "maskgat/maskgat.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 6) {

@@ -9,9 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "maskgat/graph/masks.hpp"
-#include "maskgat/io/dataset.hpp"
-#include "maskgat/train/checkpoint.hpp"
+#include "maskgat/maskgat.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 7) {
@@ -28,11 +26,9 @@ int main(int argc, char** argv) {
     if (named == data.node_names.end()) throw std::runtime_error(std::string("no node ") + argv[6]);
     const auto node = static_cast<maskgat::NodeId>(named - data.node_names.begin());
 
-    maskgat::nn::Model model = maskgat::train::load_model(checkpoint);   // the best epoch's
-    const maskgat::Graph mask = maskgat::masks::from_graph(data.graph);  // with self-loops
-    maskgat::Rng unused(0);                                              // evaluation draws nothing
-    model.forward(mask, data.features.view(), maskgat::nn::Mode::kEval, unused);
-    const maskgat::nn::AttentionWeights<float> first = model.attention(mask).front();
+    // The model on this data, its input built as in training (self-loops, positional encoding).
+    maskgat::train::Predictor predictor(checkpoint, data);
+    const maskgat::nn::AttentionWeights<float> first = predictor.attention().front();
     std::vector<std::pair<float, maskgat::NodeId>> ranked;
     const auto [begin, end] = first.in_edges(node);  // the node's row of the mask
     for (std::size_t e = begin; e < end; ++e) {

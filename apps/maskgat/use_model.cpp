@@ -18,82 +18,55 @@
 #include "maskgat/nn/loss.hpp"
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/metrics.hpp"
+#include "maskgat/train/predictor.hpp"
 #include "outputs.hpp"
 #include "plot.hpp"
 
 namespace maskgat::app {
 namespace {
 
-// A saved model ready to apply to a dataset in evaluation mode, and the input it takes there.
-struct Applied {
-  train::Checkpoint checkpoint;
+// The data a saved model is applied to, prepared as its training data was, and the model on it
+// (`train::Predictor`). `with_split`: the data's split is used (evaluate), so it must be the
+// model's on its own nodes.
+class Applied {
+ public:
+  Applied(const std::filesystem::path& path, DataOptions& data, const ModelLimits& limits,
+          const RunOptions& run, bool with_split)
+      : Applied(path, train::load_checkpoint(path, data.load.read.limits), data, limits, run,
+                with_split) {}
+
   Dataset dataset;
-  Graph mask;
-  nn::Model model;
-  std::optional<FeatureMatrix> encoded_input;  // with the positional encoding, if the model has one
-
-  [[nodiscard]] const FeatureMatrix& input() const {
-    return encoded_input ? *encoded_input : dataset.features;
-  }
-  // The logits of every node.
-  const RowMatrix<float>& logits() {
-    Rng unused(0);  // evaluation draws nothing
-    return checked(model.forward(mask, input().view(), nn::Mode::kEval, unused));
-  }
-  // The logits of `nodes` alone, on their receptive field.
-  RowMatrix<float> logits_at(std::span<const NodeId> nodes) {
-    RowMatrix<float> logits = train::logits_at(model, mask, input(), nodes);
-    checked(logits);
-    return logits;
-  }
-
-  std::filesystem::path path;
+  train::Predictor predictor;
 
  private:
-  // Finite parameters can still overflow on some data; a NaN would be printed as a result.
-  const RowMatrix<float>& checked(const RowMatrix<float>& logits) const {
-    if (!logits.allFinite()) {
-      throw Error("model " + path.string() +
-                  ": its outputs on this data are not finite (NaN or infinity): the parameters "
-                  "are too large for these features");
-    }
-    return logits;
-  }
-};
+  Applied(const std::filesystem::path& path, train::Checkpoint checkpoint, DataOptions& data,
+          const ModelLimits& limits, const RunOptions& run, bool with_split)
+      : dataset(load_data_for_model(data, checkpoint.data, with_split, path.string(),
+                                    /*offers_as_given=*/true, run)),
+        predictor(predict_with(path, std::move(checkpoint), dataset, limits)) {}
 
-// `with_split`: the data's split is used (evaluate), so it must be the model's on its own nodes.
-Applied apply_model(const std::filesystem::path& path, DataOptions& data, const ModelLimits& limits,
-                    const RunOptions& run, bool with_split) {
-  train::Checkpoint checkpoint = train::load_checkpoint(path, data.load.read.limits);
-  Dataset dataset = load_data_for_model(data, checkpoint.data, with_split, path.string(),
-                                        /*offers_as_given=*/true, run);
-  try {
-    train::check_input_width(checkpoint, dataset);
-  } catch (const InvalidArgument& error) {
-    throw Error("model " + path.string() + ": " + error.what());  // the data does not fit
-  }
-  // Its parameters are in memory already; its activations on this data must fit the limit.
-  train::TrainOptions sized = checkpoint.options;
-  sized.max_parameters =
-      std::max(limits.max_parameters, static_cast<std::int64_t>(checkpoint.values.size()));
-  sized.max_activations = limits.max_activations;
-  train::check_model_size(sized, dataset);
-  nn::Model model = [&] {
+  // The model on `dataset`, once it is known to fit the data and the limits.
+  static train::Predictor predict_with(const std::filesystem::path& path,
+                                       train::Checkpoint checkpoint, const Dataset& dataset,
+                                       const ModelLimits& limits) {
     try {
-      return train::load_model(checkpoint);
+      train::check_input_width(checkpoint, dataset);
+    } catch (const InvalidArgument& error) {
+      throw Error("model " + path.string() + ": " + error.what());  // the data does not fit
+    }
+    // Its parameters are in memory already; its activations on this data must fit the limit.
+    train::TrainOptions sized = checkpoint.options;
+    sized.max_parameters =
+        std::max(limits.max_parameters, static_cast<std::int64_t>(checkpoint.values.size()));
+    sized.max_activations = limits.max_activations;
+    train::check_model_size(sized, dataset);
+    try {
+      return train::Predictor(std::move(checkpoint), dataset);
     } catch (const InvalidArgument& error) {
       throw Error(path.string() + ": " + error.what());  // a bad file, not bad usage
     }
-  }();
-  Graph mask = masks::from_graph(dataset.graph, true);
-  // The encoding is recomputed from this data's graph, as the model was trained with it.
-  std::optional<FeatureMatrix> encoded_input;
-  if (checkpoint.options.positional.kind != transforms::EncodingKind::kNone) {
-    encoded_input = train::model_input(dataset, checkpoint.options);
   }
-  return {std::move(checkpoint), std::move(dataset),       std::move(mask),
-          std::move(model),      std::move(encoded_input), path};
-}
+};
 
 // The ids of the nodes named `names`, in that order; `option` names the flag they came from.
 std::vector<NodeId> node_ids(const std::string& option, const std::vector<std::string>& names,
@@ -187,17 +160,17 @@ int run_evaluate(EvaluateOptions& options) {
   add_inputs(outputs, options.data);
   outputs.check();
   const auto threads = limit_threads(run);
-  Applied applied = apply_model(options.model, options.data, options.limits, run, true);
+  Applied applied(options.model, options.data, options.limits, run, true);
   const Dataset& dataset = applied.dataset;
   if (options.split_out) write_split_out(*options.split_out, dataset, run);
-  if (dataset.class_names != applied.checkpoint.class_names) {
+  if (dataset.class_names != applied.predictor.checkpoint().class_names) {
     throw Error("model " + options.model.string() + " was trained on " +
-                std::to_string(applied.checkpoint.class_names.size()) +
+                std::to_string(applied.predictor.checkpoint().class_names.size()) +
                 " classes that differ from the data's " +
                 std::to_string(dataset.class_names.size()));
   }
   const auto labels = std::span<const std::int32_t>(dataset.labels);
-  const RowMatrix<float>& logits = applied.logits();
+  const RowMatrix<float>& logits = applied.predictor.logits();
   const std::vector<std::int32_t> predicted = train::predict_classes(logits);
   nlohmann::ordered_json splits = nlohmann::ordered_json::object();
   std::optional<train::ConfusionMatrix> test;
@@ -264,17 +237,17 @@ int run_predict(PredictOptions& options) {
   add_inputs(outputs, options.data);
   outputs.check();
   const auto threads = limit_threads(run);
-  Applied applied = apply_model(options.model, options.data, options.limits, run, false);
-  const auto& class_names = applied.checkpoint.class_names;
+  Applied applied(options.model, options.data, options.limits, run, false);
+  const auto& class_names = applied.predictor.checkpoint().class_names;
   const auto& node_names = applied.dataset.node_names;
   // The scored nodes: every node, or those of --nodes alone, on their receptive field.
   std::vector<NodeId> chosen;
   RowMatrix<float> chosen_logits;
   if (!options.nodes.empty()) {
     chosen = node_ids("--nodes", options.nodes, node_names);
-    chosen_logits = applied.logits_at(chosen);
+    chosen_logits = applied.predictor.logits(chosen);
   }
-  const RowMatrix<float>& logits = chosen.empty() ? applied.logits() : chosen_logits;
+  const RowMatrix<float>& logits = chosen.empty() ? applied.predictor.logits() : chosen_logits;
   const auto node_of = [&](std::int64_t row) {
     return chosen.empty() ? static_cast<std::size_t>(row)
                           : static_cast<std::size_t>(chosen[static_cast<std::size_t>(row)]);
@@ -320,10 +293,11 @@ int run_predict(PredictOptions& options) {
                                         {"predictions", predictions}};
     std::cout << json_text(out, run) << '\n';
   }
+  std::vector<nn::AttentionWeights<float>> weights;
+  if (options.attention_out || attention_plot) weights = applied.predictor.attention();
   if (options.attention_out) {
     std::ostringstream attention;
     attention << "layer,src,dst,head,alpha\n" << std::setprecision(6);
-    const auto weights = applied.model.attention(applied.mask);
     for (std::size_t layer = 0; layer < weights.size(); ++layer) {
       const auto& w = weights[layer];
       for (std::size_t e = 0; e < w.sources.size(); ++e) {
@@ -341,11 +315,11 @@ int run_predict(PredictOptions& options) {
   if (attention_plot) {
     const std::string& node = options.plot_attention[0];
     const NodeId id = node_ids("--plot-attention", {node}, node_names).front();
-    const auto first = applied.model.attention(applied.mask).front();
+    const nn::AttentionWeights<float>& first = weights.front();
     std::vector<std::string> neighbours;
     std::vector<double> alpha;
-    for (std::size_t e = 0; e < first.sources.size(); ++e) {
-      if (first.destinations[e] != id) continue;
+    const auto [begin, end] = first.in_edges(id);  // its row of the mask
+    for (std::size_t e = begin; e < end; ++e) {
       neighbours.push_back(node_names[static_cast<std::size_t>(first.sources[e])]);
       alpha.push_back(first.alpha.row(static_cast<std::int64_t>(e)).mean());
     }

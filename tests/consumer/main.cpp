@@ -7,9 +7,7 @@
 #include <iostream>
 #include <vector>
 
-#include "maskgat/graph/build.hpp"
-#include "maskgat/train/trainer.hpp"
-#include "maskgat/version.hpp"
+#include "maskgat/maskgat.hpp"  // everything public
 
 int main() {
   constexpr maskgat::NodeId kSide = 20;

@@ -1,7 +1,6 @@
 #include <iostream>
 
-#include "maskgat/io/dataset.hpp"
-#include "maskgat/train/checkpoint.hpp"
+#include "maskgat/maskgat.hpp"  // everything public
 
 int main() {
   maskgat::DatasetOptions options;
@@ -15,5 +14,11 @@ int main() {
   });
   std::cout << "test accuracy " << result.test_accuracy << " (epoch " << result.best_epoch << ")\n";
   maskgat::train::save_checkpoint("cora.ckpt", trainer.checkpoint(), /*overwrite=*/true);
+
+  // Later, or in another program: the saved model on the data, as `maskgat predict` runs it.
+  maskgat::train::Predictor predictor(maskgat::train::load_checkpoint("cora.ckpt"), cora);
+  const std::vector<std::int32_t> classes = predictor.predicted_classes();
+  std::cout << "paper 0 is predicted " << cora.class_names[static_cast<std::size_t>(classes[0])]
+            << '\n';
   return result.test_accuracy >= 0.75 ? 0 : 1;
 }

@@ -11,6 +11,7 @@
 #include "maskgat/io/synthetic.hpp"
 #include "maskgat/nn/loss.hpp"
 #include "maskgat/train/checkpoint.hpp"
+#include "maskgat/train/predictor.hpp"
 #include "maskgat/train/trainer.hpp"
 #include "maskgat/transforms/positional.hpp"
 #include "support/random_data.hpp"
@@ -129,24 +130,29 @@ TEST_SUITE("unit") {
 
   TEST_CASE("training with an encoding: wider input, saved setting, stored signs in evaluation") {
     const maskgat::Dataset data = synthetic();
-    for (const char* encoding : {"lap:4", "rw:4"}) {
+    for (const char* encoding : {"none", "lap:4", "rw:4"}) {
       CAPTURE(encoding);
       const train::TrainOptions options = options_with(encoding, 12);
       train::Trainer trainer(data, options);
       trainer.fit();
-      CHECK(trainer.options().model.in_features == 14);
+      CHECK(trainer.options().model.in_features == (encoding[0] == 'n' ? 10 : 14));
       const train::Checkpoint checkpoint = trainer.checkpoint();
       CHECK(transforms::positional_encoding_name(checkpoint.options.positional) == encoding);
-      // What `maskgat evaluate` does: the model from the checkpoint on a recomputed input gives
-      // the trainer's own evaluation, so evaluation sees the encoding's stored signs.
-      maskgat::nn::Model model = train::load_model(checkpoint);
-      maskgat::Rng unused(0);
-      const FeatureMatrix input = train::model_input(data, checkpoint.options);
-      RowMatrix<float> probabilities;
-      maskgat::nn::softmax(
-          model.forward(trainer.mask(), input.view(), maskgat::nn::Mode::kEval, unused),
-          probabilities);
-      CHECK(probabilities == trainer.predict_probabilities());
+      // The prediction path of `maskgat evaluate` and `predict` (the model from the checkpoint on
+      // a recomputed input) gives the trainer's own evaluation bit for bit, so evaluation sees
+      // the encoding's stored signs.
+      train::Predictor predictor(checkpoint, data);
+      CHECK(predictor.probabilities() == trainer.predict_probabilities());
+      CHECK(predictor.predicted_classes() == trainer.predicted_classes());
+      const std::vector<maskgat::NodeId> some{5, 0, 299};
+      CHECK(predictor.probabilities(some) == trainer.predict_probabilities(some));
+      const auto from_predictor = predictor.attention();
+      const auto from_trainer = trainer.attention();
+      REQUIRE(from_predictor.size() == from_trainer.size());
+      for (std::size_t layer = 0; layer < from_trainer.size(); ++layer) {
+        CHECK(from_predictor[layer].sources == from_trainer[layer].sources);
+        CHECK(from_predictor[layer].alpha == from_trainer[layer].alpha);
+      }
     }
   }
 

@@ -1,0 +1,80 @@
+#pragma once
+/// @file
+/// A saved model applied to a dataset: the one path `maskgat evaluate` and `predict` and C++
+/// programs take from a checkpoint to probabilities and attention.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "maskgat/core/tensor.hpp"
+#include "maskgat/export.hpp"
+#include "maskgat/graph/graph.hpp"
+#include "maskgat/io/dataset.hpp"
+#include "maskgat/io/features.hpp"
+#include "maskgat/nn/layer.hpp"
+#include "maskgat/nn/model.hpp"
+#include "maskgat/train/checkpoint.hpp"
+
+namespace maskgat::train {
+
+/// A saved model in evaluation mode on a dataset, its input built as in training: the mask is the
+/// dataset's graph with a self-loop on every node, the input its features with the model's
+/// positional encoding of that graph appended (`model_input`). Load the dataset as the model's
+/// data was loaded (`data_differences` names what differs). Evaluation draws nothing, so every
+/// result is the same on every run and thread count. The dataset must outlive the predictor.
+class MASKGAT_EXPORT Predictor {
+ public:
+  /// Builds the model, its mask and its input on `dataset`.
+  /// @param checkpoint e.g. from `load_checkpoint`
+  /// @param dataset    features and graph; labels and split are not used
+  /// @throws IoError when the dataset's features are unavailable; InvalidArgument when their width
+  ///         does not fit the model (`check_input_width`) or the parameters do not fit the model
+  ///         they describe (`load_model`); what `model_input` throws for the encoding.
+  Predictor(Checkpoint checkpoint, const Dataset& dataset);
+
+  /// The logits of every node.
+  /// @return N x K, valid until the next call on this predictor
+  /// @throws Error when an output is not finite (the parameters are too large for these features).
+  const RowMatrix<float>& logits();
+  /// The logits of `nodes` alone, on their receptive field (`logits_at`).
+  /// @param nodes each in [0, N), in any order (repeats allowed)
+  /// @return `nodes.size()` x K; row r belongs to `nodes[r]`
+  /// @throws InvalidArgument for a node outside [0, N); Error as `logits()`.
+  [[nodiscard]] RowMatrix<float> logits(std::span<const NodeId> nodes);
+  /// Class probabilities of every node (softmax of `logits()`).
+  /// @return N x K, every row summing to 1
+  [[nodiscard]] RowMatrix<float> probabilities();
+  /// Class probabilities of `nodes` alone, on their receptive field.
+  /// @param nodes each in [0, N), in any order (repeats allowed)
+  /// @return `nodes.size()` x K; row r belongs to `nodes[r]`
+  [[nodiscard]] RowMatrix<float> probabilities(std::span<const NodeId> nodes);
+  /// The most probable class of every node.
+  /// @return N class ids
+  [[nodiscard]] std::vector<std::int32_t> predicted_classes();
+  /// The attention of every layer on the whole graph, `conv1` first.
+  /// @return one `nn::AttentionWeights` per layer, over the edges of `mask()`
+  [[nodiscard]] std::vector<nn::AttentionWeights<float>> attention();
+
+  /// The checkpoint it was built from.
+  /// @return the options, class names and parameters
+  [[nodiscard]] const Checkpoint& checkpoint() const noexcept { return checkpoint_; }
+  /// The mask the model runs on.
+  /// @return the dataset's graph with a self-loop on every node
+  [[nodiscard]] const Graph& mask() const noexcept { return mask_; }
+  /// The model's input.
+  /// @return N rows: the features, with the positional encoding when the model has one
+  [[nodiscard]] const FeatureMatrix& input() const noexcept {
+    return encoded_ ? *encoded_ : dataset_->features;
+  }
+
+ private:
+  Checkpoint checkpoint_;
+  const Dataset* dataset_;
+  Graph mask_;
+  nn::Model model_;
+  std::optional<FeatureMatrix> encoded_;
+};
+
+}  // namespace maskgat::train

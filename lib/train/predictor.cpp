@@ -1,0 +1,70 @@
+#include "maskgat/train/predictor.hpp"
+
+#include <utility>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/graph/masks.hpp"
+#include "maskgat/nn/loss.hpp"
+#include "maskgat/train/metrics.hpp"
+#include "maskgat/train/trainer.hpp"
+
+namespace maskgat::train {
+namespace {
+
+// Finite parameters can still overflow on some data; a NaN would be reported as a result.
+const RowMatrix<float>& finite(const RowMatrix<float>& logits) {
+  if (!logits.allFinite()) {
+    throw Error(
+        "the model's outputs on this data are not finite (NaN or infinity): the parameters are "
+        "too large for these features");
+  }
+  return logits;
+}
+
+}  // namespace
+
+Predictor::Predictor(Checkpoint checkpoint, const Dataset& dataset)
+    : checkpoint_(std::move(checkpoint)),
+      dataset_(&dataset),
+      mask_([&] {
+        check_input_width(checkpoint_, dataset);  // before anything is computed for the data
+        return masks::from_graph(dataset.graph, true);
+      }()),
+      model_(load_model(checkpoint_)) {
+  // The encoding is recomputed from this data's graph, as the model was trained with it.
+  if (checkpoint_.options.positional.kind != transforms::EncodingKind::kNone) {
+    encoded_ = model_input(dataset, checkpoint_.options);
+  }
+}
+
+const RowMatrix<float>& Predictor::logits() {
+  Rng unused(0);  // evaluation draws nothing
+  return finite(model_.forward(mask_, input().view(), nn::Mode::kEval, unused));
+}
+
+RowMatrix<float> Predictor::logits(std::span<const NodeId> nodes) {
+  RowMatrix<float> some = logits_at(model_, mask_, input(), nodes);
+  finite(some);
+  return some;
+}
+
+RowMatrix<float> Predictor::probabilities() {
+  RowMatrix<float> probabilities;
+  nn::softmax(logits(), probabilities);
+  return probabilities;
+}
+
+RowMatrix<float> Predictor::probabilities(std::span<const NodeId> nodes) {
+  RowMatrix<float> probabilities;
+  nn::softmax(logits(nodes), probabilities);
+  return probabilities;
+}
+
+std::vector<std::int32_t> Predictor::predicted_classes() { return predict_classes(logits()); }
+
+std::vector<nn::AttentionWeights<float>> Predictor::attention() {
+  logits();
+  return model_.attention(mask_);
+}
+
+}  // namespace maskgat::train
