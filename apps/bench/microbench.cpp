@@ -99,7 +99,7 @@ struct Inputs {
   [[nodiscard]] ops::DotScore<float> dot() const {
     return {values, other, kHeads, 1.0F / std::sqrt(static_cast<float>(kChannels))};
   }
-  [[nodiscard]] ops::Gatv2Score<float> gatv2() const { return {values, other, att, 0.2F}; }
+  [[nodiscard]] ops::GatV2Score<float> gatv2() const { return {values, other, att, 0.2F}; }
 };
 
 const Inputs& inputs() {
@@ -119,7 +119,7 @@ struct Grads {
   RowMatrix<float> a, b, c;
   ops::AdditiveScoreGrad<float> view(const ops::AdditiveScore<float>&) { return {a, b}; }
   ops::DotScoreGrad<float> view(const ops::DotScore<float>&) { return {a, b}; }
-  ops::Gatv2ScoreGrad<float> view(const ops::Gatv2Score<float>&) { return {a, b, c}; }
+  ops::GatV2ScoreGrad<float> view(const ops::GatV2Score<float>&) { return {a, b, c}; }
 };
 
 template <typename MakeScore>
@@ -273,7 +273,7 @@ void bm_layer(benchmark::State& state, bool backward) {
 
 const auto kAdditive = [](const Inputs& in) { return in.additive(); };
 const auto kDot = [](const Inputs& in) { return in.dot(); };
-const auto kGatv2 = [](const Inputs& in) { return in.gatv2(); };
+const auto kGatV2 = [](const Inputs& in) { return in.gatv2(); };
 
 void register_all() {
   const auto add = [](const std::string& name, auto fn) {
@@ -281,17 +281,17 @@ void register_all() {
   };
   add("ops/sddmm/additive", [](benchmark::State& s) { bm_sddmm(s, kAdditive); });
   add("ops/sddmm/dot", [](benchmark::State& s) { bm_sddmm(s, kDot); });
-  add("ops/sddmm/gatv2", [](benchmark::State& s) { bm_sddmm(s, kGatv2); });
+  add("ops/sddmm/gatv2", [](benchmark::State& s) { bm_sddmm(s, kGatV2); });
   add("ops/sddmm_backward/additive", [](benchmark::State& s) { bm_sddmm_backward(s, kAdditive); });
   add("ops/sddmm_backward/dot", [](benchmark::State& s) { bm_sddmm_backward(s, kDot); });
-  add("ops/sddmm_backward/gatv2", [](benchmark::State& s) { bm_sddmm_backward(s, kGatv2); });
+  add("ops/sddmm_backward/gatv2", [](benchmark::State& s) { bm_sddmm_backward(s, kGatV2); });
   add("ops/edge_softmax", bm_edge_softmax);
   add("ops/edge_softmax_backward", bm_edge_softmax_backward);
   add("ops/spmm", bm_spmm);
   add("ops/spmm_backward", bm_spmm_backward);
   add("ops/attention/additive", [](benchmark::State& s) { bm_attention(s, kAdditive); });
   add("ops/attention/dot", [](benchmark::State& s) { bm_attention(s, kDot); });
-  add("ops/attention/gatv2", [](benchmark::State& s) { bm_attention(s, kGatv2); });
+  add("ops/attention/gatv2", [](benchmark::State& s) { bm_attention(s, kGatV2); });
   for (const bool recompute : {false, true}) {
     const std::string suffix = recompute ? "/recompute_alpha" : "/stored_alpha";
     add("ops/attention_backward/additive" + suffix,
@@ -299,7 +299,7 @@ void register_all() {
     add("ops/attention_backward/dot" + suffix,
         [recompute](benchmark::State& s) { bm_attention_backward(s, kDot, recompute); });
     add("ops/attention_backward/gatv2" + suffix,
-        [recompute](benchmark::State& s) { bm_attention_backward(s, kGatv2, recompute); });
+        [recompute](benchmark::State& s) { bm_attention_backward(s, kGatV2, recompute); });
   }
   add("ops/matmul/128x64", bm_matmul);
   add("ops/matmul_backward/128x64", bm_matmul_backward);

@@ -692,13 +692,18 @@ class DotRows {
 };
 
 template <typename T>
-class Gatv2Rows {
+class GatV2Rows {
  public:
-  using Grad = ops::Gatv2ScoreGrad<T>;
+  using Grad = ops::GatV2ScoreGrad<T>;
 
-  Gatv2Rows(const char* where, const Graph& mask, const ops::Gatv2Score<T>& score)
+  GatV2Rows(const char* where, const Graph& mask, const ops::GatV2Score<T>& score)
       : score_(score), heads_(score.att.rows()), channels_(score.att.cols()) {
     if (heads_ <= 0) channels_per_head(where, "score.att", 0, heads_);
+    if (score.att.outerStride() != channels_) {
+      throw InvalidArgument(std::string(where) + ": score.att has rows " +
+                            std::to_string(score.att.outerStride()) + " values apart, expected " +
+                            std::to_string(channels_) + " (a contiguous H x C matrix)");
+    }
     check_shape(where, "score.src", score.src, mask.num_nodes(), width(), "the mask's node count");
     check_shape(where, "score.dst", score.dst, mask.num_nodes(), width(), "the mask's node count");
   }
@@ -785,7 +790,7 @@ class Gatv2Rows {
  private:
   [[nodiscard]] std::int64_t width() const { return heads_ * channels_; }
 
-  const ops::Gatv2Score<T>& score_;
+  const ops::GatV2Score<T>& score_;
   std::int64_t heads_;
   std::int64_t channels_;
   mutable RowMatrix<T> att_partials_;
@@ -801,8 +806,8 @@ DotRows<T> score_rows(const char* where, const Graph& mask, const ops::DotScore<
   return DotRows<T>(where, mask, score);
 }
 template <typename T>
-Gatv2Rows<T> score_rows(const char* where, const Graph& mask, const ops::Gatv2Score<T>& score) {
-  return Gatv2Rows<T>(where, mask, score);
+GatV2Rows<T> score_rows(const char* where, const Graph& mask, const ops::GatV2Score<T>& score) {
+  return GatV2Rows<T>(where, mask, score);
 }
 
 // Runs `fn(shape, range)` on consecutive ranges of destination rows, in parallel, where `shape`

@@ -43,8 +43,7 @@ void BasicGatV2Conv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rn
   detail::project(*store_, src_, x, cache.src);
   if (dst_) detail::project(*store_, *dst_, x, cache.dst);
   cache.dropout = detail::dropout_for(mode, options_.dropout, rng);
-  const RowMatrix<T> att = store_->value(att_);
-  const ops::Gatv2Score<T> score{cache.src, dst_ ? cache.dst : cache.src, att,
+  const ops::GatV2Score<T> score{cache.src, dst_ ? cache.dst : cache.src, store_->value(att_),
                                  static_cast<T>(options_.negative_slope)};
   ops::attention(mask, score, cache.src, cache.dropout, cache.alpha,
                  detail::heads_target(options_.concat, options_.heads, out, cache.heads_out),
@@ -61,10 +60,9 @@ void BasicGatV2Conv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache
   const RowMatrix<T>& grad_heads =
       detail::finish_output_backward(*store_, options_.concat, options_.heads, residual_, bias_, x,
                                      grad_out, grad_x, cache.grad_heads);
-  const RowMatrix<T> att = store_->value(att_);
-  const ops::Gatv2Score<T> score{cache.src, dst_ ? cache.dst : cache.src, att,
+  const ops::GatV2Score<T> score{cache.src, dst_ ? cache.dst : cache.src, store_->value(att_),
                                  static_cast<T>(options_.negative_slope)};
-  ops::Gatv2ScoreGrad<T> grad_score{cache.grad_src, cache.grad_dst, cache.grad_att};
+  ops::GatV2ScoreGrad<T> grad_score{cache.grad_src, cache.grad_dst, cache.grad_att};
   ops::attention_backward(mask, score, cache.src, cache.alpha, cache.dropout, grad_heads,
                           grad_score, cache.grad_values, cache.workspace, options_.schedule);
   store_->grad(att_) += cache.grad_att;

@@ -20,7 +20,7 @@ const char* attention_kind_name(AttentionKind kind) noexcept {
   switch (kind) {
     case AttentionKind::kGat:
       return "gat";
-    case AttentionKind::kGatv2:
+    case AttentionKind::kGatV2:
       return "gatv2";
     case AttentionKind::kDot:
       return "dot";
@@ -29,7 +29,7 @@ const char* attention_kind_name(AttentionKind kind) noexcept {
 }
 
 AttentionKind parse_attention_kind(std::string_view name) {
-  for (const auto kind : {AttentionKind::kGat, AttentionKind::kGatv2, AttentionKind::kDot}) {
+  for (const auto kind : {AttentionKind::kGat, AttentionKind::kGatV2, AttentionKind::kDot}) {
     if (name == attention_kind_name(kind)) return kind;
   }
   throw InvalidArgument("attention must be gat, gatv2 or dot, got '" + std::string(name) + "'");
@@ -62,7 +62,7 @@ Layer<T> make_layer(ParameterStore<T>& store, const ModelOptions& model, std::in
                     Rng& rng) {
   const std::string name = "conv" + std::to_string(index + 1);
   switch (model.attention) {
-    case AttentionKind::kGatv2:
+    case AttentionKind::kGatV2:
       return Layer<T>(std::in_place_index<1>, store, name,
                       layer_options<GatV2ConvOptions>(model, index), rng);
     case AttentionKind::kDot:

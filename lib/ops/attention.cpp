@@ -88,8 +88,8 @@ MASKGAT_INSTANTIATE_ATTENTION(AdditiveScore<float>, AdditiveScoreGrad<float>)
 MASKGAT_INSTANTIATE_ATTENTION(AdditiveScore<double>, AdditiveScoreGrad<double>)
 MASKGAT_INSTANTIATE_ATTENTION(DotScore<float>, DotScoreGrad<float>)
 MASKGAT_INSTANTIATE_ATTENTION(DotScore<double>, DotScoreGrad<double>)
-MASKGAT_INSTANTIATE_ATTENTION(Gatv2Score<float>, Gatv2ScoreGrad<float>)
-MASKGAT_INSTANTIATE_ATTENTION(Gatv2Score<double>, Gatv2ScoreGrad<double>)
+MASKGAT_INSTANTIATE_ATTENTION(GatV2Score<float>, GatV2ScoreGrad<float>)
+MASKGAT_INSTANTIATE_ATTENTION(GatV2Score<double>, GatV2ScoreGrad<double>)
 #undef MASKGAT_INSTANTIATE_ATTENTION
 
 }  // namespace maskgat::ops

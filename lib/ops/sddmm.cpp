@@ -49,8 +49,8 @@ MASKGAT_INSTANTIATE_SDDMM(AdditiveScore<float>, AdditiveScoreGrad<float>)
 MASKGAT_INSTANTIATE_SDDMM(AdditiveScore<double>, AdditiveScoreGrad<double>)
 MASKGAT_INSTANTIATE_SDDMM(DotScore<float>, DotScoreGrad<float>)
 MASKGAT_INSTANTIATE_SDDMM(DotScore<double>, DotScoreGrad<double>)
-MASKGAT_INSTANTIATE_SDDMM(Gatv2Score<float>, Gatv2ScoreGrad<float>)
-MASKGAT_INSTANTIATE_SDDMM(Gatv2Score<double>, Gatv2ScoreGrad<double>)
+MASKGAT_INSTANTIATE_SDDMM(GatV2Score<float>, GatV2ScoreGrad<float>)
+MASKGAT_INSTANTIATE_SDDMM(GatV2Score<double>, GatV2ScoreGrad<double>)
 #undef MASKGAT_INSTANTIATE_SDDMM
 
 }  // namespace maskgat::ops

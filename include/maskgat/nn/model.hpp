@@ -19,7 +19,7 @@
 namespace maskgat::nn {
 
 /// Which attention layer the model stacks.
-enum class AttentionKind { kGat, kGatv2, kDot };
+enum class AttentionKind { kGat, kGatV2, kDot };
 
 /// The name of an attention kind, as the CLI and checkpoints spell it.
 /// @param kind any kind

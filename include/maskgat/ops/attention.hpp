@@ -21,7 +21,7 @@ namespace maskgat::ops {
 /// `out = spmm(alpha, values, dropout)` (resized to N x (H * C)). Parallel over destination
 /// rows, edge-balanced (bitwise deterministic).
 /// @param mask     N nodes, E edges; row i is node i's in-edges
-/// @param score    an `AdditiveScore`, `DotScore` or `Gatv2Score` whose matrices have N rows
+/// @param score    an `AdditiveScore`, `DotScore` or `GatV2Score` whose matrices have N rows
 /// @param values   N x (H * C) with H the score's head count
 /// @param dropout  the attention-dropout key (probability 0: no dropout)
 /// @param alpha    resized to E x H: the softmax before dropout, which the backward needs

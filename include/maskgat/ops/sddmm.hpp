@@ -62,18 +62,20 @@ struct MASKGAT_EXPORT DotScoreGrad {
 /// `src = x W_s`, `dst = x W_d`. The sum `src_j + dst_i` is formed channel by channel inside the
 /// kernel, never stored per edge.
 template <typename T>
-struct MASKGAT_EXPORT Gatv2Score {
+struct MASKGAT_EXPORT GatV2Score {
   using Scalar = T;           ///< the element type, `float` or `double`
   const RowMatrix<T>& src;    ///< N x (H * C)
   const RowMatrix<T>& dst;    ///< N x (H * C)
-  const RowMatrix<T>& att;    ///< H x C
+  /// H x C, row-major without padding; a parameter's view (`ParameterStore::value`) binds
+  /// without a copy.
+  Eigen::Ref<const RowMatrix<T>> att;
   T negative_slope = T(0.2);  ///< LeakyReLU slope, applied per channel
 };
 
-/// Gradients of a `Gatv2Score`'s inputs; resized (N x (H * C), N x (H * C), H x C) and
+/// Gradients of a `GatV2Score`'s inputs; resized (N x (H * C), N x (H * C), H x C) and
 /// overwritten. `att`'s gradient sums per-node partials over fixed node blocks.
 template <typename T>
-struct MASKGAT_EXPORT Gatv2ScoreGrad {
+struct MASKGAT_EXPORT GatV2ScoreGrad {
   RowMatrix<T>& src;  ///< dL/dsrc, N x (H * C)
   RowMatrix<T>& dst;  ///< dL/ddst, N x (H * C)
   RowMatrix<T>& att;  ///< dL/datt, H x C
@@ -82,7 +84,7 @@ struct MASKGAT_EXPORT Gatv2ScoreGrad {
 /// Computes `scores` (resized to E x H) for every entry of `mask`. Parallel over destination
 /// rows (bitwise deterministic).
 /// @param mask     N nodes, E edges; row i is node i's in-edges
-/// @param score    an `AdditiveScore`, `DotScore` or `Gatv2Score` whose matrices have N rows
+/// @param score    an `AdditiveScore`, `DotScore` or `GatV2Score` whose matrices have N rows
 /// @param scores   resized to E x H, destination-major
 /// @param schedule task sizes; they change speed only, never the result
 /// @throws InvalidArgument when the score's matrices do not have `mask.num_nodes()` rows, their

@@ -97,7 +97,7 @@ TEST_SUITE("unit") {
       check_model_gradients(small_options(nn::AttentionKind::kGat, 3), sparse);
     }
     SUBCASE("gatv2 - 2 layers") {
-      check_model_gradients(small_options(nn::AttentionKind::kGatv2, 2), dense);
+      check_model_gradients(small_options(nn::AttentionKind::kGatV2, 2), dense);
     }
     SUBCASE("dot - 2 layers") {
       check_model_gradients(small_options(nn::AttentionKind::kDot, 2), dense);
@@ -155,7 +155,7 @@ TEST_SUITE("unit") {
     std::vector<std::int32_t> labels(300);
     for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 3);
     for (const auto kind :
-         {nn::AttentionKind::kGat, nn::AttentionKind::kGatv2, nn::AttentionKind::kDot}) {
+         {nn::AttentionKind::kGat, nn::AttentionKind::kGatV2, nn::AttentionKind::kDot}) {
       for (const std::int64_t layers : {1, 2, 3}) {
         INFO(nn::attention_kind_name(kind), " layers ", layers);
         auto options = small_options(kind, layers);
@@ -224,6 +224,6 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(static_cast<void>(nn::parse_attention_kind("gcn")),
                          "attention must be gat, gatv2 or dot, got 'gcn'",
                          maskgat::InvalidArgument);
-    CHECK(nn::parse_attention_kind("gatv2") == nn::AttentionKind::kGatv2);
+    CHECK(nn::parse_attention_kind("gatv2") == nn::AttentionKind::kGatV2);
   }
 }

@@ -32,10 +32,10 @@ struct DotGrads {
   ops::DotScoreGrad<double> view() { return {query, key}; }
   bool operator==(const DotGrads& other) const { return query == other.query && key == other.key; }
 };
-struct Gatv2Grads {
+struct GatV2Grads {
   RowMatrix<double> src, dst, att;
-  ops::Gatv2ScoreGrad<double> view() { return {src, dst, att}; }
-  bool operator==(const Gatv2Grads& other) const {
+  ops::GatV2ScoreGrad<double> view() { return {src, dst, att}; }
+  bool operator==(const GatV2Grads& other) const {
     return src == other.src && dst == other.dst && att == other.att;
   }
 };
@@ -189,7 +189,7 @@ TEST_SUITE("unit") {
                                                 values, dropout);
       check_fused_equals_unfused<DotGrads>(mask, ops::DotScore<double>{a, b, kHeads, 0.5}, values,
                                            dropout);
-      check_fused_equals_unfused<Gatv2Grads>(mask, ops::Gatv2Score<double>{a, b, att, 0.2}, values,
+      check_fused_equals_unfused<GatV2Grads>(mask, ops::GatV2Score<double>{a, b, att, 0.2}, values,
                                              dropout);
     }
   }
@@ -321,5 +321,15 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(
         ops::sddmm(mask, ops::AdditiveScore<double>{dst, dst, 0.2}, scores, maskgat::Schedule{0}),
         "ops::sddmm: schedule grain is 0, expected a positive count", maskgat::InvalidArgument);
+    // GATv2's attention vector is read as one contiguous H x C block: a view of every other
+    // column is refused, not read with the wrong stride.
+    const RowMatrix<double> wide = RowMatrix<double>::Zero(2, 6);
+    CHECK_THROWS_WITH_AS(
+        ops::sddmm(mask, ops::GatV2Score<double>{q, q, wide.leftCols(3), 0.2}, scores),
+        "ops::sddmm: score.att has rows 6 values apart, expected 3 (a contiguous H x C matrix)",
+        maskgat::InvalidArgument);
+    const RowMatrix<double> att = RowMatrix<double>::Zero(2, 3);
+    ops::sddmm(mask, ops::GatV2Score<double>{q, q, att, 0.2}, scores);
+    CHECK(scores.rows() == mask.num_edges());
   }
 }
