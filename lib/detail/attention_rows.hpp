@@ -18,6 +18,7 @@
 #include "detail/column_sums.hpp"
 #include "detail/dropout.hpp"
 #include "detail/parallel.hpp"
+#include "detail/shape_checks.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/core/random.hpp"
 #include "maskgat/core/schedule.hpp"
@@ -54,43 +55,6 @@ T dot(const T* a, const T* b, std::int64_t count) {
   T sum = T(0);
   for (std::int64_t c = 0; c < count; ++c) sum += a[c] * b[c];
   return sum;
-}
-
-// Throws `where: name has R x C, expected ...` unless `matrix` is rows x cols (-1 = any).
-template <typename Matrix>
-void check_shape(const char* where, const char* name, const Matrix& matrix, std::int64_t rows,
-                 std::int64_t cols, const char* rows_meaning) {
-  const bool rows_ok = rows < 0 || matrix.rows() == rows;
-  const bool cols_ok = cols < 0 || matrix.cols() == cols;
-  if (rows_ok && cols_ok) return;
-  std::string message = std::string(where) + ": " + name + " is " + std::to_string(matrix.rows()) +
-                        " x " + std::to_string(matrix.cols()) + ", expected ";
-  message += rows < 0 ? "any" : std::to_string(rows);
-  message += " x ";
-  message += cols < 0 ? "any" : std::to_string(cols);
-  if (!rows_ok) message += std::string(" (") + rows_meaning + ")";
-  throw InvalidArgument(message);
-}
-
-// Checks that `columns` splits into `heads` equal blocks and returns the block width.
-inline std::int64_t channels_per_head(const char* where, const char* name, std::int64_t columns,
-                                      std::int64_t heads) {
-  if (heads <= 0) {
-    throw InvalidArgument(std::string(where) + ": heads is " + std::to_string(heads) +
-                          ", expected a positive count");
-  }
-  if (columns % heads != 0) {
-    throw InvalidArgument(std::string(where) + ": " + name + " has " + std::to_string(columns) +
-                          " columns, not a multiple of the " + std::to_string(heads) + " heads");
-  }
-  return columns / heads;
-}
-
-inline void check_schedule(const char* where, const Schedule& schedule) {
-  if (schedule.grain <= 0) {
-    throw InvalidArgument(std::string(where) + ": schedule grain is " +
-                          std::to_string(schedule.grain) + ", expected a positive count");
-  }
 }
 
 // Per-thread scratch of at least `size` elements, kept between calls: once a thread has seen its

@@ -6,8 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "detail/attention_rows.hpp"
+#include "detail/buffer.hpp"
 #include "detail/parallel.hpp"
+#include "detail/shape_checks.hpp"
 
 namespace maskgat::ops {
 namespace {
