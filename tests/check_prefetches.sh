@@ -14,7 +14,7 @@ binary=$2
   /^[0-9a-f]+ <.*>:$/ {
     if (name != "") report()
     name = ""
-    if ($0 ~ /maskgat::detail::(aggregate_rows|grad_alpha_rows|grad_values_row)</) name = $0
+    if ($0 ~ /maskgat::ops::detail::(aggregate_rows|grad_alpha_rows|grad_values_row)</) name = $0
     prefetches = 0
     next
   }

@@ -54,7 +54,8 @@ int main() {
     std::int64_t correct = 0;
     const std::vector<maskgat::NodeId> test = data.nodes_in(maskgat::SplitPart::kTest);
     for (const maskgat::NodeId node : test) {
-      correct += predicted[static_cast<std::size_t>(node)] == data.labels[static_cast<std::size_t>(node)];
+      correct +=
+          predicted[static_cast<std::size_t>(node)] == data.labels[static_cast<std::size_t>(node)];
     }
     std::cout << "best epoch " << result.best_epoch << ": " << correct << " of " << test.size()
               << " test nodes right\n";

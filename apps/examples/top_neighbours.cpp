@@ -19,8 +19,9 @@ int main(int argc, char** argv) {
   try {
     const maskgat::train::Checkpoint checkpoint = maskgat::train::load_checkpoint(argv[1]);
     maskgat::FileSources files{argv[2], "auto", argv[3], argv[4], argv[5]};
-    files.undirected = true;
     maskgat::DatasetOptions options;
+    // Read as the model's training data was: edges both ways if its were, its normalisation.
+    if (checkpoint.data) maskgat::train::prepare_as_trained(*checkpoint.data, &files, options);
     const maskgat::Dataset data = maskgat::load_files(files, options);
     const auto named = std::find(data.node_names.begin(), data.node_names.end(), argv[6]);
     if (named == data.node_names.end()) throw std::runtime_error(std::string("no node ") + argv[6]);

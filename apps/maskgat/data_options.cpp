@@ -33,7 +33,8 @@ CLI::Validator integer_at_least(std::int64_t minimum) {
   const std::string expected = "an integer >= " + std::to_string(minimum);
   return {[expected, minimum](std::string& text) -> std::string {
             std::int64_t value = 0;
-            const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+            const auto [end, error] =
+                std::from_chars(text.data(), text.data() + text.size(), value);
             if (error != std::errc() || end != text.data() + text.size()) {
               return "must be " + expected + ", got '" + text + "'";
             }
@@ -191,45 +192,20 @@ void add_data_as_given(CLI::App& command, DataOptions& options) {
                    "data was (direction, normalisation, split); differences become notes");
 }
 
-namespace {
-
-// The model's random split drawn again on its own nodes, when the options ask for no other one.
-void redraw_model_split(const DataOptions& options, const train::DataRecord& trained,
-                        Dataset& dataset) {
-  const DataPreparation& preparation = trained.preparation;
-  if (!preparation.random_split || !dataset.preparation.random_split || options.seed ||
-      !options.split_sizes.empty() || !options.files.split.empty()) {
-    return;
-  }
-  const train::DataRecord given = train::record_data(dataset);
-  if (given.nodes != trained.nodes || given.nodes_hash != trained.nodes_hash ||
-      given.split_hash == trained.split_hash) {
-    return;
-  }
-  // The first draw's notes go with it.
-  std::erase_if(dataset.notes,
-                [](const std::string& note) { return note.starts_with("random split:"); });
-  draw_split(dataset, preparation.split_sizes, preparation.split_seed);
-}
-
-}  // namespace
-
 Dataset load_data_for_model(DataOptions& options, const std::optional<train::DataRecord>& trained,
                             bool with_split, const std::string& model, bool offers_as_given,
                             const RunOptions& run) {
   const bool follow = trained && !options.as_given;
   if (follow) {
-    const DataPreparation& preparation = trained->preparation;
-    if (preparation.undirected && !options.files.graph.empty() && !options.files.undirected) {
-      options.files.undirected = true;
-      say(run, "note: model " + model +
-                   " was trained with every edge read both ways; --undirected reads these so");
+    FileSources* files = options.dataset.empty() ? &options.files : nullptr;
+    for (const std::string& note : train::prepare_as_trained(*trained, files, options.load)) {
+      say(run, "note: model " + model + ": " + note);
     }
-    options.load.normalize_features =
-        preparation.rows_normalized ? FeatureNormalization::kAuto : FeatureNormalization::kNone;
   }
+  const bool own_split =
+      options.seed || !options.split_sizes.empty() || !options.files.split.empty();
   Dataset dataset = load_model_data(options, run, [&](Dataset& loaded) {
-    if (follow && with_split) redraw_model_split(options, *trained, loaded);
+    if (follow && with_split && !own_split) train::redraw_split_as_trained(*trained, loaded);
   });
   if (!trained) {
     say(run, "note: model " + model +
@@ -255,9 +231,9 @@ Dataset load_data_for_model(DataOptions& options, const std::optional<train::Dat
   for (std::size_t k = 0; k < differences.size(); ++k) {
     message += (k == 0 ? "" : "; ") + differences[k];
   }
-  throw InvalidArgument(message + ". Leave out the options that differ" +
-                        (offers_as_given ? ", or pass --data-as-given to use the data as given"
-                                         : ""));
+  throw InvalidArgument(
+      message + ". Leave out the options that differ" +
+      (offers_as_given ? ", or pass --data-as-given to use the data as given" : ""));
 }
 
 Dataset load_data(DataOptions& options, const RunOptions& run,
@@ -266,8 +242,8 @@ Dataset load_data(DataOptions& options, const RunOptions& run,
   auto& load = options.load;
   load.seed = options.seed.value_or(0);
   if (!options.split_sizes.empty()) {
-    load.split_sizes = RandomSplitSizes{options.split_sizes[0], options.split_sizes[1],
-                                        options.split_sizes[2]};
+    load.split_sizes =
+        RandomSplitSizes{options.split_sizes[0], options.split_sizes[1], options.split_sizes[2]};
   }
   load.source = options.source == "linqs" ? DatasetSource::kLinqs : DatasetSource::kPlanetoid;
   load.data_dir = resolve_data_dir(options.data_dir, default_data_dir());
@@ -326,13 +302,6 @@ std::string fixed(double value, int digits) {
   std::ostringstream text;
   text << std::fixed << std::setprecision(digits) << value;
   return text.str();
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
 }
 
 }  // namespace maskgat::app

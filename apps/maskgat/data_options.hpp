@@ -23,7 +23,7 @@ struct DataOptions {
   std::string source = "planetoid";
   FileSources files;
   DatasetOptions load;
-  std::optional<std::uint64_t> seed;     // --seed (default 0; a model's split seed when applied)
+  std::optional<std::uint64_t> seed;      // --seed (default 0; a model's split seed when applied)
   std::vector<std::int64_t> split_sizes;  // --split-sizes: train per class, val, test; or empty
   bool as_given = false;                  // --data-as-given: a model's preparation is not applied
 };
@@ -106,8 +106,5 @@ std::optional<tbb::global_control> limit_threads(const RunOptions& run);
 
 // `value` with `digits` digits after the point, for printed metrics.
 std::string fixed(double value, int digits);
-
-// `text` as one CSV field: quoted (with quotes doubled) when it holds a comma, quote or newline.
-std::string csv_field(const std::string& text);
 
 }  // namespace maskgat::app

@@ -67,8 +67,8 @@ bool explain_unknown(const CLI::App& app, int argc, char** argv) {
     const std::string word = argv[1];
     const std::string guess = closest(word, commands);
     std::cerr << "error: unknown command '" << word << "'"
-              << (guess.empty() ? "" : "; did you mean '" + guess + "'?") << " (commands: "
-              << CLI::detail::join(commands, ", ") << ")\n";
+              << (guess.empty() ? "" : "; did you mean '" + guess + "'?")
+              << " (commands: " << CLI::detail::join(commands, ", ") << ")\n";
     return true;
   }
   const CLI::App& command = *given.front();

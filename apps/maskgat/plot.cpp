@@ -163,8 +163,12 @@ bool plot_training_curves(const std::vector<train::EpochStats>& epochs, std::int
   const std::string side = right_half ? "right offset -0.5,0" : "left offset 0.5,0";
   const std::string commands =
       "set grid; set xlabel 'epoch'; set multiplot layout 1,2 title ARG3; set key below; "
-      "set arrow from " + best + ", graph 0 to " + best + ", graph 1 nohead dashtype 2; "
-      "set label 'best epoch " + best + "' at " + best + ", graph 0.05 " + side + "; "
+      "set arrow from " +
+      best + ", graph 0 to " + best +
+      ", graph 1 nohead dashtype 2; "
+      "set label 'best epoch " +
+      best + "' at " + best + ", graph 0.05 " + side +
+      "; "
       "set ylabel 'loss'; plot ARG1 skip 1 using 1:2 with lines title 'train', '' skip 1 using "
       "1:3 with lines title 'validation'; set ylabel 'accuracy'; "
       "set yrange [0:1]; plot ARG1 skip 1 using 1:4 with lines title 'train', '' skip 1 using "

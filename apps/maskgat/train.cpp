@@ -260,10 +260,9 @@ int run_train(TrainCommandOptions& options) {
     if (!output.quiet && !output.json) {
       std::cout << "run " << run + 1 << " seed " << train_options.seed << ": test_acc "
                 << (result.test_nodes > 0 ? fixed(result.test_accuracy, 4) : "none") << " val_acc "
-                << (result.val_nodes > 0 ? fixed(result.val_accuracy, 4) : "none")
-                << " best_epoch " << result.best_epoch
-                << " epochs " << result.epochs << " " << fixed(result.ms_per_epoch, 2)
-                << " ms/epoch\n";
+                << (result.val_nodes > 0 ? fixed(result.val_accuracy, 4) : "none") << " best_epoch "
+                << result.best_epoch << " epochs " << result.epochs << " "
+                << fixed(result.ms_per_epoch, 2) << " ms/epoch\n";
     }
   }
 
@@ -301,15 +300,15 @@ int run_train(TrainCommandOptions& options) {
 
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   for (std::size_t k = 0; k < results.size(); ++k) {
-    runs.push_back({{"seed", seeds[k]},
-                    {"epochs", results[k].epochs},
-                    {"best_epoch", results[k].best_epoch},
-                    {"val_acc", results[k].val_nodes > 0
-                                    ? nlohmann::ordered_json(results[k].val_accuracy)
-                                    : nlohmann::ordered_json(nullptr)},
-                    {"test_acc", tested ? nlohmann::ordered_json(results[k].test_accuracy)
-                                        : nlohmann::ordered_json(nullptr)},
-                    {"ms_per_epoch", results[k].ms_per_epoch}});
+    runs.push_back(
+        {{"seed", seeds[k]},
+         {"epochs", results[k].epochs},
+         {"best_epoch", results[k].best_epoch},
+         {"val_acc", results[k].val_nodes > 0 ? nlohmann::ordered_json(results[k].val_accuracy)
+                                              : nlohmann::ordered_json(nullptr)},
+         {"test_acc", tested ? nlohmann::ordered_json(results[k].test_accuracy)
+                             : nlohmann::ordered_json(nullptr)},
+         {"ms_per_epoch", results[k].ms_per_epoch}});
   }
   const nlohmann::ordered_json out = {
       {"command", "train"},

@@ -256,20 +256,11 @@ int run_predict(PredictOptions& options) {
   nn::softmax(logits, probabilities);
   const std::vector<std::int32_t> predicted = train::predict_classes(logits);
   if (options.output) {
-    std::ostringstream csv;
-    csv << "node,predicted_class";
-    for (const auto& name : class_names) csv << ",p_" << csv_field(name);
-    csv << '\n' << std::setprecision(6);
-    for (std::int64_t i = 0; i < probabilities.rows(); ++i) {
-      csv << csv_field(node_names[node_of(i)]) << ','
-          << csv_field(
-                 class_names[static_cast<std::size_t>(predicted[static_cast<std::size_t>(i)])]);
-      for (std::int64_t k = 0; k < probabilities.cols(); ++k) {
-        csv << ',' << probabilities(i, k);
-      }
-      csv << '\n';
-    }
-    write_file_atomically(*options.output, csv.str(), run.force);
+    std::vector<std::string> names;
+    names.reserve(static_cast<std::size_t>(logits.rows()));
+    for (std::int64_t i = 0; i < logits.rows(); ++i) names.push_back(node_names[node_of(i)]);
+    write_file_atomically(*options.output, train::predictions_csv(names, class_names, logits),
+                          run.force);
     say(run, "wrote " + std::to_string(probabilities.rows()) + " predictions to " +
                  options.output->string());
   }

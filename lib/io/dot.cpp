@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "detail/assemble.hpp"
-#include "detail/dot_lexer.hpp"
-#include "detail/input_file.hpp"
-#include "detail/text.hpp"
+#include "io/detail/assemble.hpp"
+#include "io/detail/dot_lexer.hpp"
+#include "io/detail/input_file.hpp"
+#include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat {

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "detail/assemble.hpp"
-#include "detail/text.hpp"
+#include "io/detail/assemble.hpp"
+#include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat {

@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "detail/assemble.hpp"
-#include "detail/input_file.hpp"
-#include "detail/text.hpp"
-#include "detail/xml_scanner.hpp"
+#include "io/detail/assemble.hpp"
+#include "io/detail/input_file.hpp"
+#include "io/detail/text.hpp"
+#include "io/detail/xml_scanner.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat {

@@ -4,8 +4,8 @@
 #include <map>
 #include <string>
 
-#include "detail/node_values.hpp"
-#include "detail/text.hpp"
+#include "io/detail/node_values.hpp"
+#include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat {

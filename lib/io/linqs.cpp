@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "detail/assemble.hpp"
-#include "detail/text.hpp"
+#include "io/detail/assemble.hpp"
+#include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/build.hpp"
 #include "maskgat/io/labels.hpp"

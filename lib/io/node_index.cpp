@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
-#include "detail/text.hpp"
+#include "io/detail/text.hpp"
 
 namespace maskgat {
 

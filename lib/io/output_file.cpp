@@ -10,7 +10,7 @@
 #include <string>
 #include <system_error>
 
-#include "detail/text.hpp"
+#include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat {
@@ -166,6 +166,13 @@ void write_file_atomically(const fs::path& path, std::string_view content, bool 
     publish(target, path, true);
   }
   sync_directory(path);
+}
+
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\n") == std::string_view::npos) return std::string(text);
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
 }
 
 }  // namespace maskgat

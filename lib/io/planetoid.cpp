@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "detail/pickle.hpp"
-#include "detail/text.hpp"
+#include "io/detail/pickle_decoders.hpp"
+#include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/build.hpp"
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "detail/node_values.hpp"
-#include "detail/text.hpp"
+#include "io/detail/node_values.hpp"
+#include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/core/random.hpp"
 #include "maskgat/io/output_file.hpp"
@@ -89,8 +89,8 @@ void write_split(const std::filesystem::path& path, std::span<const std::string>
   write_file_atomically(path, text, overwrite);
 }
 
-RandomSplitSizes default_split_sizes(std::span<const std::int32_t> labels,
-                                     std::int32_t num_classes, Notes& notes) {
+RandomSplitSizes default_split_sizes(std::span<const std::int32_t> labels, std::int32_t num_classes,
+                                     Notes& notes) {
   std::vector<std::int64_t> counts(static_cast<std::size_t>(std::max(num_classes, 0)), 0);
   for (const std::int32_t label : labels) {
     if (label >= 0 && label < num_classes) ++counts[static_cast<std::size_t>(label)];
@@ -116,7 +116,8 @@ RandomSplitSizes default_split_sizes(std::span<const std::int32_t> labels,
   scaled.test = std::clamp<std::int64_t>(labelled - trained - scaled.val, 0, planetoid.test);
   notes.push_back("random split: " + std::to_string(labelled) +
                   " labelled node(s) are too few for 20 per class, 500 val and 1000 test; drawn "
-                  "with " + std::to_string(scaled.train_per_class) + " per class, " +
+                  "with " +
+                  std::to_string(scaled.train_per_class) + " per class, " +
                   std::to_string(scaled.val) + " val and " + std::to_string(scaled.test) +
                   " test (a fifth of the smallest class, a fifth of the labelled nodes, the "
                   "rest; --split-sizes sets them)");

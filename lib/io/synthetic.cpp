@@ -9,8 +9,8 @@
 #include <system_error>
 #include <vector>
 
-#include "detail/parallel.hpp"
-#include "detail/text.hpp"
+#include "core/detail/parallel.hpp"
+#include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/core/random.hpp"
 

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "maskgat/ops/attention.hpp"
-#include "nn/layer_common.hpp"
+#include "nn/detail/layer_common.hpp"
 
 namespace maskgat::nn {
 namespace {
@@ -36,7 +36,7 @@ BasicDotAttentionConv<T>::BasicDotAttentionConv(ParameterStore<T>& store, std::s
 
 template <typename T>
 std::int64_t BasicDotAttentionConv<T>::output_features() const noexcept {
-  return options_.concat ? options_.heads * options_.out_features : options_.out_features;
+  return detail::output_width(options_.concat, options_.heads, options_.out_features);
 }
 
 template <typename T>

@@ -2,15 +2,15 @@
 
 #include <algorithm>
 
-#include "detail/attention_rows.hpp"
-#include "detail/buffer.hpp"
-#include "detail/dropout.hpp"
-#include "detail/parallel.hpp"
+#include "core/detail/parallel.hpp"
+#include "ops/detail/buffer.hpp"
+#include "ops/detail/dropout_mask.hpp"
+#include "ops/detail/head_layout.hpp"
 
 namespace maskgat::nn {
 namespace {
 
-using detail::kRowBlock;
+using maskgat::detail::kRowBlock;
 
 // Factors per pass of apply_mask's inner loop: a multiple of the mask's lanes, small enough to
 // stay in registers or L1.
@@ -20,12 +20,12 @@ constexpr std::int64_t kChunk = 64;
 template <typename T>
 void apply_mask(const RowMatrix<T>& in, const DropoutKey& key, const char* where,
                 RowMatrix<T>& out) {
-  const detail::DropoutMask<T> mask(where, key);
-  detail::resize_buffer(out, in.rows(), in.cols());
+  const ops::detail::DropoutMask<T> mask(where, key);
+  ops::detail::resize_buffer(out, in.rows(), in.cols());
   const std::int64_t width = in.cols();
   const T* source = in.data();
   T* target = out.data();
-  detail::for_each_block(in.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+  maskgat::detail::for_each_block(in.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
     T factors[kChunk];
     for (std::int64_t k = begin * width; k < end * width; k += kChunk) {
       const std::int64_t count = std::min(kChunk, end * width - k);
@@ -44,7 +44,7 @@ void dropout(const RowMatrix<T>& x, const DropoutKey& key, RowMatrix<T>& out) {
 
 template <typename T>
 void dropout(const RowSparse<T>& x, const DropoutKey& key, RowSparse<T>& out) {
-  const detail::DropoutMask<T> mask("dropout", key);
+  const ops::detail::DropoutMask<T> mask("dropout", key);
   if (!x.isCompressed()) throw InvalidArgument("dropout: the sparse input is not compressed");
   if (&x == &out) throw InvalidArgument("dropout: the sparse output must not be the input");
   using Index = typename RowSparse<T>::StorageIndex;
@@ -60,7 +60,7 @@ void dropout(const RowSparse<T>& x, const DropoutKey& key, RowSparse<T>& out) {
   // prefix sum) write the kept entries at their offsets. Each pass draws the mask for all of its
   // block's entries at once, into the thread's scratch.
   const auto block_factors = [&](std::int64_t begin, std::int64_t end) {
-    T* factors = detail::row_scratch<T>(static_cast<std::size_t>(outer[end] - outer[begin]));
+    T* factors = ops::detail::row_scratch<T>(static_cast<std::size_t>(outer[end] - outer[begin]));
     mask.fill(static_cast<std::uint64_t>(outer[begin]), outer[end] - outer[begin], factors);
     return factors;
   };
@@ -90,9 +90,9 @@ void dropout(const RowSparse<T>& x, const DropoutKey& key, RowSparse<T>& out) {
     }
   };
   kept_outer[0] = 0;
-  detail::for_each_block(x.rows(), kRowBlock, count_block);
+  maskgat::detail::for_each_block(x.rows(), kRowBlock, count_block);
   for (std::int64_t row = 0; row < x.rows(); ++row) kept_outer[row + 1] += kept_outer[row];
-  detail::for_each_block(x.rows(), kRowBlock, write_block);
+  maskgat::detail::for_each_block(x.rows(), kRowBlock, write_block);
   out.resizeNonZeros(kept_outer[x.rows()]);
 }
 

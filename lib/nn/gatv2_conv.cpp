@@ -1,7 +1,7 @@
 #include "maskgat/nn/gatv2_conv.hpp"
 
 #include "maskgat/ops/attention.hpp"
-#include "nn/layer_common.hpp"
+#include "nn/detail/layer_common.hpp"
 
 namespace maskgat::nn {
 
@@ -23,16 +23,12 @@ BasicGatV2Conv<T>::BasicGatV2Conv(ParameterStore<T>& store, std::string_view nam
   }
   att_ = store.add(prefix + ".att", options.heads, options.out_features);
   glorot_uniform<T>(store.value(att_), options.heads, options.out_features, rng);
-  if (options.residual) {
-    residual_ = detail::add_projection(store, prefix + ".res", options.in_features,
-                                       output_features(), false, rng);
-  }
-  if (options.bias) bias_ = store.add(prefix + ".bias", 1, output_features());
+  detail::add_output_terms(store, prefix, options, rng, residual_, bias_);
 }
 
 template <typename T>
 std::int64_t BasicGatV2Conv<T>::output_features() const noexcept {
-  return options_.concat ? options_.heads * options_.out_features : options_.out_features;
+  return detail::output_width(options_.concat, options_.heads, options_.out_features);
 }
 
 template <typename T>

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <string>
 
-#include "detail/buffer.hpp"
-#include "detail/parallel.hpp"
+#include "core/detail/parallel.hpp"
 #include "maskgat/core/error.hpp"
+#include "ops/detail/buffer.hpp"
 
 namespace maskgat::nn {
 
@@ -35,13 +35,13 @@ void softmax_rows(const T* in, std::int64_t size, std::int64_t classes, T* out) 
 
 template <typename T>
 void softmax(const RowMatrix<T>& logits, RowMatrix<T>& out) {
-  detail::resize_buffer(out, logits.rows(), logits.cols());
+  ops::detail::resize_buffer(out, logits.rows(), logits.cols());
   const std::int64_t classes = logits.cols();
-  detail::for_each_block(logits.rows(), detail::kRowBlock,
-                         [&](std::int64_t begin, std::int64_t end) {
-                           softmax_rows(logits.data() + begin * classes, (end - begin) * classes,
-                                        classes, out.data() + begin * classes);
-                         });
+  maskgat::detail::for_each_block(
+      logits.rows(), maskgat::detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+        softmax_rows(logits.data() + begin * classes, (end - begin) * classes, classes,
+                     out.data() + begin * classes);
+      });
 }
 
 template <typename T>
@@ -50,7 +50,7 @@ double nll_loss(const RowMatrix<T>& logits, std::span<const std::int32_t> labels
   if (nodes.empty()) throw InvalidArgument("nll_loss: no nodes to average over");
   const std::int64_t classes = logits.cols();
   if (grad != nullptr) {
-    detail::resize_buffer(*grad, logits.rows(), classes);
+    ops::detail::resize_buffer(*grad, logits.rows(), classes);
     grad->setZero();
   }
   const T scale = T(1) / static_cast<T>(nodes.size());

@@ -5,14 +5,14 @@
 #include <string>
 #include <variant>
 
-#include "detail/buffer.hpp"
-#include "detail/parallel.hpp"
+#include "core/detail/parallel.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/nn/dot_attention_conv.hpp"
 #include "maskgat/nn/dropout.hpp"
 #include "maskgat/nn/gat_conv.hpp"
 #include "maskgat/nn/gatv2_conv.hpp"
-#include "nn/layer_common.hpp"
+#include "nn/detail/layer_common.hpp"
+#include "ops/detail/buffer.hpp"
 
 namespace maskgat::nn {
 
@@ -83,7 +83,7 @@ using maskgat::detail::kRowBlock;
 // of 1). Parallel over fixed row blocks.
 template <typename T>
 void elu(const RowMatrix<T>& z, RowMatrix<T>& out) {
-  maskgat::detail::resize_buffer(out, z.rows(), z.cols());
+  maskgat::ops::detail::resize_buffer(out, z.rows(), z.cols());
   maskgat::detail::for_each_block(z.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
     const auto block = z.middleRows(begin, end - begin).array();
     out.middleRows(begin, end - begin).array() = block.max(T(0)) + (block.min(T(0)).exp() - T(1));

@@ -26,26 +26,36 @@ Parameter ParameterStore<T>::add(std::string_view name, std::int64_t rows, std::
   return parameter;
 }
 
+namespace {
+
+// The rows x cols block of `data` where `parameter` lies, as a Map or ConstMap.
+template <typename Map, typename Data>
+Map block_of(Data& data, const Parameter& parameter) noexcept {
+  return Map(data.data() + parameter.offset, parameter.rows, parameter.cols);
+}
+
+}  // namespace
+
 template <typename T>
 typename ParameterStore<T>::Map ParameterStore<T>::value(const Parameter& parameter) noexcept {
-  return Map(values_.data() + parameter.offset, parameter.rows, parameter.cols);
+  return block_of<Map>(values_, parameter);
 }
 
 template <typename T>
 typename ParameterStore<T>::ConstMap ParameterStore<T>::value(
     const Parameter& parameter) const noexcept {
-  return ConstMap(values_.data() + parameter.offset, parameter.rows, parameter.cols);
+  return block_of<ConstMap>(values_, parameter);
 }
 
 template <typename T>
 typename ParameterStore<T>::Map ParameterStore<T>::grad(const Parameter& parameter) noexcept {
-  return Map(grads_.data() + parameter.offset, parameter.rows, parameter.cols);
+  return block_of<Map>(grads_, parameter);
 }
 
 template <typename T>
 typename ParameterStore<T>::ConstMap ParameterStore<T>::grad(
     const Parameter& parameter) const noexcept {
-  return ConstMap(grads_.data() + parameter.offset, parameter.rows, parameter.cols);
+  return block_of<ConstMap>(grads_, parameter);
 }
 
 template <typename T>

@@ -1,8 +1,34 @@
 #include "maskgat/ops/attention.hpp"
 
-#include "detail/attention_rows.hpp"
+#include "ops/detail/buffer.hpp"
+#include "ops/detail/score_rows.hpp"
+#include "ops/detail/shape_checks.hpp"
 
 namespace maskgat::ops {
+namespace {
+
+// A score's row kernels with its head count H and the channels per head of `values`.
+template <typename Rows>
+struct CheckedRows {
+  Rows rows;
+  std::int64_t heads;
+  std::int64_t channels;
+};
+
+// The checks that both passes make first: the schedule, the score's matrices and `values`
+// (N x (H * C)).
+template <typename Score>
+auto checked_rows(const char* where, const Graph& mask, const Score& score,
+                  const RowMatrix<typename Score::Scalar>& values, const Schedule& schedule) {
+  detail::check_schedule(where, schedule);
+  auto rows = detail::score_rows(where, mask, score);
+  const std::int64_t heads = rows.heads();
+  detail::check_shape(where, "values", values, mask.num_nodes(), -1, "the mask's node count");
+  const std::int64_t channels = detail::channels_per_head(where, "values", values.cols(), heads);
+  return CheckedRows<decltype(rows)>{std::move(rows), heads, channels};
+}
+
+}  // namespace
 
 template <typename Score>
 void attention(const Graph& mask, const Score& score,
@@ -11,16 +37,14 @@ void attention(const Graph& mask, const Score& score,
                const Schedule& schedule) {
   using T = typename Score::Scalar;
   constexpr const char* kWhere = "ops::attention";
-  detail::check_schedule(kWhere, schedule);
-  const auto rows = detail::score_rows(kWhere, mask, score);
-  const std::int64_t heads = rows.heads();
-  detail::check_shape(kWhere, "values", values, mask.num_nodes(), -1, "the mask's node count");
-  const std::int64_t channels = detail::channels_per_head(kWhere, "values", values.cols(), heads);
+  const auto checked = checked_rows(kWhere, mask, score, values, schedule);
+  const auto& rows = checked.rows;
+  const std::int64_t heads = checked.heads;
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
   detail::resize_buffer(alpha, mask.num_edges(), heads);
   detail::resize_buffer(out, mask.num_nodes(), values.cols());
   detail::for_each_destination_range(
-      mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {
+      mask, schedule, heads, checked.channels, [&](auto shape, const detail::RowRange& range) {
         detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {
           rows.score_row(shape, i, sources, alpha.data() + first * heads);
         });
@@ -38,11 +62,9 @@ void attention_backward(const Graph& mask, const Score& score,
                         RowMatrix<typename Score::Scalar>& workspace, const Schedule& schedule) {
   using T = typename Score::Scalar;
   constexpr const char* kWhere = "ops::attention_backward";
-  detail::check_schedule(kWhere, schedule);
-  const auto rows = detail::score_rows(kWhere, mask, score);
-  const std::int64_t heads = rows.heads();
-  detail::check_shape(kWhere, "values", values, mask.num_nodes(), -1, "the mask's node count");
-  const std::int64_t channels = detail::channels_per_head(kWhere, "values", values.cols(), heads);
+  const auto checked = checked_rows(kWhere, mask, score, values, schedule);
+  const auto& rows = checked.rows;
+  const std::int64_t heads = checked.heads;
   detail::check_edge_matrix(kWhere, "alpha", mask, alpha, heads);
   detail::check_shape(kWhere, "grad_out", grad_out, mask.num_nodes(), values.cols(),
                       "the mask's node count");
@@ -57,7 +79,7 @@ void attention_backward(const Graph& mask, const Score& score,
   rows.prepare(grad_score, mask.num_nodes());
   detail::resize_buffer(grad_values, mask.num_nodes(), values.cols());
   detail::for_each_destination_range(
-      mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {
+      mask, schedule, heads, checked.channels, [&](auto shape, const detail::RowRange& range) {
         detail::grad_alpha_rows(shape, mask, range, grad_out.data(), values.data(), factor, buffer,
                                 kept);
         detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {
@@ -67,12 +89,13 @@ void attention_backward(const Graph& mask, const Score& score,
           rows.dst_row(shape, grad_score, i, sources, first, row);
         });
       });
-  detail::for_each_source(
-      mask, schedule, heads, channels, [&](auto shape, NodeId j, auto targets, auto edge_ids) {
-        detail::grad_values_row(shape, targets, edge_ids, alpha.data(), kept, factor.scale(),
-                                detail::elements(grad_out), grad_values.data() + j * values.cols());
-        rows.src_row(shape, grad_score, j, targets, edge_ids, buffer);
-      });
+  detail::for_each_source(mask, schedule, heads, checked.channels,
+                          [&](auto shape, NodeId j, auto targets, auto edge_ids) {
+                            detail::grad_values_row(shape, targets, edge_ids, alpha.data(), kept,
+                                                    factor.scale(), detail::elements(grad_out),
+                                                    grad_values.data() + j * values.cols());
+                            rows.src_row(shape, grad_score, j, targets, edge_ids, buffer);
+                          });
   rows.finish(grad_score);
 }
 
@@ -84,12 +107,7 @@ void attention_backward(const Graph& mask, const Score& score,
       const Graph&, const Score&, const RowMatrix<Score::Scalar>&,                                \
       const RowMatrix<Score::Scalar>&, const DropoutKey&, const RowMatrix<Score::Scalar>&, Grad&, \
       RowMatrix<Score::Scalar>&, RowMatrix<Score::Scalar>&, const Schedule&);
-MASKGAT_INSTANTIATE_ATTENTION(AdditiveScore<float>, AdditiveScoreGrad<float>)
-MASKGAT_INSTANTIATE_ATTENTION(AdditiveScore<double>, AdditiveScoreGrad<double>)
-MASKGAT_INSTANTIATE_ATTENTION(DotScore<float>, DotScoreGrad<float>)
-MASKGAT_INSTANTIATE_ATTENTION(DotScore<double>, DotScoreGrad<double>)
-MASKGAT_INSTANTIATE_ATTENTION(GatV2Score<float>, GatV2ScoreGrad<float>)
-MASKGAT_INSTANTIATE_ATTENTION(GatV2Score<double>, GatV2ScoreGrad<double>)
+MASKGAT_FOR_EACH_SCORE(MASKGAT_INSTANTIATE_ATTENTION)
 #undef MASKGAT_INSTANTIATE_ATTENTION
 
 }  // namespace maskgat::ops

@@ -1,6 +1,8 @@
 #include "maskgat/ops/edge_softmax.hpp"
 
-#include "detail/attention_rows.hpp"
+#include "ops/detail/attention_rows.hpp"
+#include "ops/detail/buffer.hpp"
+#include "ops/detail/shape_checks.hpp"
 
 namespace maskgat::ops {
 

@@ -6,16 +6,16 @@
 #include <string>
 #include <vector>
 
-#include "detail/buffer.hpp"
-#include "detail/parallel.hpp"
-#include "detail/shape_checks.hpp"
+#include "core/detail/parallel.hpp"
+#include "ops/detail/buffer.hpp"
+#include "ops/detail/shape_checks.hpp"
 
 namespace maskgat::ops {
 namespace {
 
 // Block sizes are constants, never derived from the thread count, so each element's arithmetic
 // is fixed.
-using detail::kRowBlock;
+using maskgat::detail::kRowBlock;
 constexpr std::int64_t kWeightRowBlock = 32;
 
 // Columns of the output formed per pass over a row's entries, so that their sums stay in
@@ -94,7 +94,7 @@ class Columns {
     values_.resize(static_cast<std::size_t>(x.nonZeros()));
     const Index* outer = x.outerIndexPtr();
     const Index* inner = x.innerIndexPtr();
-    detail::for_each_block(rows, block, [&](std::int64_t begin, std::int64_t end) {
+    maskgat::detail::for_each_block(rows, block, [&](std::int64_t begin, std::int64_t end) {
       // runs[f] .. runs[f + 1]: column f's run in this block.
       std::int64_t* runs = runs_.data() + begin / block * (cols_ + 1);
       std::fill(runs, runs + cols_ + 1, 0);
@@ -141,7 +141,7 @@ void matmul(InputRef<T> x, const Eigen::Ref<const RowMatrix<T>>& weight, RowMatr
                           " columns, weight has " + std::to_string(weight.rows()) + " rows");
   }
   detail::resize_buffer(out, x.rows(), weight.cols());
-  detail::for_each_block(x.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+  maskgat::detail::for_each_block(x.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
     if (x.is_sparse()) {
       const RowSparse<T>& sparse = x.sparse();
       const Index* outer = sparse.outerIndexPtr();
@@ -176,18 +176,20 @@ void matmul_backward_weight(InputRef<T> x, const RowMatrix<T>& grad_out,
     Columns<T>& columns = cached;
     tbb::this_task_arena::isolate([&] {
       columns.assign(x.sparse());
-      detail::for_each_block(x.cols(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t f = begin; f < end; ++f) {
-          const auto column_entries = [&](auto&& add) { columns.entries(f, add); };
-          sum_weighted_rows<T>(grad_out, column_entries, grad_weight.row(f).data(), true);
-        }
-      });
+      maskgat::detail::for_each_block(
+          x.cols(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+            for (std::int64_t f = begin; f < end; ++f) {
+              const auto column_entries = [&](auto&& add) { columns.entries(f, add); };
+              sum_weighted_rows<T>(grad_out, column_entries, grad_weight.row(f).data(), true);
+            }
+          });
     });
   } else {
-    detail::for_each_block(x.cols(), kWeightRowBlock, [&](std::int64_t begin, std::int64_t end) {
-      grad_weight.middleRows(begin, end - begin).noalias() +=
-          x.dense().middleCols(begin, end - begin).transpose() * grad_out;
-    });
+    maskgat::detail::for_each_block(
+        x.cols(), kWeightRowBlock, [&](std::int64_t begin, std::int64_t end) {
+          grad_weight.middleRows(begin, end - begin).noalias() +=
+              x.dense().middleCols(begin, end - begin).transpose() * grad_out;
+        });
   }
 }
 
@@ -198,10 +200,11 @@ void matmul_backward_input(const RowMatrix<T>& grad_out,
   detail::check_shape(kWhere, "grad_out", grad_out, grad_x.rows(), weight.cols(),
                       "the rows of grad_x");
   detail::check_shape(kWhere, "weight", weight, grad_x.cols(), -1, "the columns of grad_x");
-  detail::for_each_block(grad_out.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
-    grad_x.middleRows(begin, end - begin).noalias() +=
-        grad_out.middleRows(begin, end - begin) * weight.transpose();
-  });
+  maskgat::detail::for_each_block(
+      grad_out.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+        grad_x.middleRows(begin, end - begin).noalias() +=
+            grad_out.middleRows(begin, end - begin) * weight.transpose();
+      });
 }
 
 #define MASKGAT_INSTANTIATE_MATMUL(T)                                                         \

@@ -1,6 +1,8 @@
 #include "maskgat/ops/sddmm.hpp"
 
-#include "detail/attention_rows.hpp"
+#include "ops/detail/buffer.hpp"
+#include "ops/detail/score_rows.hpp"
+#include "ops/detail/shape_checks.hpp"
 
 namespace maskgat::ops {
 
@@ -45,12 +47,7 @@ void sddmm_backward(const Graph& mask, const Score& score,
                              const Schedule&);                                      \
   template void sddmm_backward<Score, Grad>(                                        \
       const Graph&, const Score&, const RowMatrix<Score::Scalar>&, Grad&, const Schedule&);
-MASKGAT_INSTANTIATE_SDDMM(AdditiveScore<float>, AdditiveScoreGrad<float>)
-MASKGAT_INSTANTIATE_SDDMM(AdditiveScore<double>, AdditiveScoreGrad<double>)
-MASKGAT_INSTANTIATE_SDDMM(DotScore<float>, DotScoreGrad<float>)
-MASKGAT_INSTANTIATE_SDDMM(DotScore<double>, DotScoreGrad<double>)
-MASKGAT_INSTANTIATE_SDDMM(GatV2Score<float>, GatV2ScoreGrad<float>)
-MASKGAT_INSTANTIATE_SDDMM(GatV2Score<double>, GatV2ScoreGrad<double>)
+MASKGAT_FOR_EACH_SCORE(MASKGAT_INSTANTIATE_SDDMM)
 #undef MASKGAT_INSTANTIATE_SDDMM
 
 }  // namespace maskgat::ops

@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "detail/attention_rows.hpp"
+#include "ops/detail/attention_rows.hpp"
+#include "ops/detail/buffer.hpp"
+#include "ops/detail/shape_checks.hpp"
 
 namespace maskgat::ops {
 namespace {

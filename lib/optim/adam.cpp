@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "detail/parallel.hpp"
+#include "core/detail/parallel.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat::optim {

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "detail/input_file.hpp"
+#include "io/detail/input_file.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/output_file.hpp"
 
@@ -219,8 +219,8 @@ TrainingState read_state(Reader& in) {
 
 void write_data(Writer& out, const DataRecord& data) {
   const DataPreparation& preparation = data.preparation;
-  for (const bool flag : {preparation.undirected, preparation.rows_normalized,
-                          preparation.random_split}) {
+  for (const bool flag :
+       {preparation.undirected, preparation.rows_normalized, preparation.random_split}) {
     out.scalar<std::uint8_t>(flag ? 1 : 0);
   }
   out.scalar(preparation.split_seed);
@@ -235,15 +235,15 @@ void write_data(Writer& out, const DataRecord& data) {
 DataRecord read_data(Reader& in) {
   DataRecord data;
   DataPreparation& preparation = data.preparation;
-  for (bool* flag : {&preparation.undirected, &preparation.rows_normalized,
-                     &preparation.random_split}) {
+  for (bool* flag :
+       {&preparation.undirected, &preparation.rows_normalized, &preparation.random_split}) {
     const auto value = in.scalar<std::uint8_t>();
     if (value > 1) in.fail("data record flag " + std::to_string(value) + ", expected 0 or 1");
     *flag = value == 1;
   }
   preparation.split_seed = in.scalar<std::uint64_t>();
-  for (std::int64_t* size : {&preparation.split_sizes.train_per_class,
-                             &preparation.split_sizes.val, &preparation.split_sizes.test}) {
+  for (std::int64_t* size : {&preparation.split_sizes.train_per_class, &preparation.split_sizes.val,
+                             &preparation.split_sizes.test}) {
     *size = in.scalar<std::int64_t>();
     if (*size < 0) in.fail("data record: negative split size " + std::to_string(*size));
   }
@@ -532,6 +532,33 @@ std::vector<std::string> data_differences(const DataRecord& trained, const Datas
                           ", so nodes it trained on could be scored as validation or test nodes");
   }
   return differences;
+}
+
+std::vector<std::string> prepare_as_trained(const DataRecord& trained, FileSources* files,
+                                            DatasetOptions& options) {
+  std::vector<std::string> notes;
+  if (trained.preparation.undirected && files != nullptr && !files->undirected) {
+    files->undirected = true;
+    notes.emplace_back(
+        "it was trained with every edge read both ways; these edges are read so too (undirected)");
+  }
+  options.normalize_features = trained.preparation.rows_normalized ? FeatureNormalization::kAuto
+                                                                   : FeatureNormalization::kNone;
+  return notes;
+}
+
+bool redraw_split_as_trained(const DataRecord& trained, Dataset& dataset) {
+  const DataPreparation& preparation = trained.preparation;
+  if (!preparation.random_split || !dataset.preparation.random_split) return false;
+  const DataRecord given = record_data(dataset);
+  if (given.nodes != trained.nodes || given.nodes_hash != trained.nodes_hash ||
+      given.split_hash == trained.split_hash) {
+    return false;
+  }
+  std::erase_if(dataset.notes,
+                [](const std::string& note) { return note.starts_with("random split:"); });
+  draw_split(dataset, preparation.split_sizes, preparation.split_seed);
+  return true;
 }
 
 void check_input_width(const Checkpoint& checkpoint, const Dataset& dataset) {

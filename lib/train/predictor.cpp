@@ -1,9 +1,12 @@
 #include "maskgat/train/predictor.hpp"
 
+#include <iomanip>
+#include <sstream>
 #include <utility>
 
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/masks.hpp"
+#include "maskgat/io/output_file.hpp"
 #include "maskgat/nn/loss.hpp"
 #include "maskgat/train/metrics.hpp"
 #include "maskgat/train/trainer.hpp"
@@ -65,6 +68,32 @@ std::vector<std::int32_t> Predictor::predicted_classes() { return predict_classe
 std::vector<nn::AttentionWeights<float>> Predictor::attention() {
   logits();
   return model_.attention(mask_);
+}
+
+std::string predictions_csv(std::span<const std::string> names,
+                            std::span<const std::string> class_names,
+                            const RowMatrix<float>& logits) {
+  if (static_cast<std::int64_t>(names.size()) != logits.rows() ||
+      static_cast<std::int64_t>(class_names.size()) != logits.cols()) {
+    throw InvalidArgument("predictions_csv: " + std::to_string(names.size()) + " names and " +
+                          std::to_string(class_names.size()) + " class names for logits of " +
+                          std::to_string(logits.rows()) + " x " + std::to_string(logits.cols()));
+  }
+  RowMatrix<float> probabilities;
+  nn::softmax(logits, probabilities);
+  const std::vector<std::int32_t> predicted = predict_classes(logits);
+  std::ostringstream csv;
+  csv << "node,predicted_class";
+  for (const auto& name : class_names) csv << ",p_" << csv_field(name);
+  csv << '\n' << std::setprecision(6);
+  for (std::int64_t i = 0; i < probabilities.rows(); ++i) {
+    const auto row = static_cast<std::size_t>(i);
+    csv << csv_field(names[row]) << ','
+        << csv_field(class_names[static_cast<std::size_t>(predicted[row])]);
+    for (std::int64_t k = 0; k < probabilities.cols(); ++k) csv << ',' << probabilities(i, k);
+    csv << '\n';
+  }
+  return csv.str();
 }
 
 }  // namespace maskgat::train

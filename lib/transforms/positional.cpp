@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "detail/parallel.hpp"
-#include "detail/text.hpp"
+#include "core/detail/parallel.hpp"
+#include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/core/random.hpp"
 #include "maskgat/graph/bgl.hpp"

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "detail/xml_scanner.hpp"
+#include "io/detail/xml_scanner.hpp"
 #include "fuzz/fuzz_input.hpp"
 #include "maskgat/io/edge_list.hpp"
 

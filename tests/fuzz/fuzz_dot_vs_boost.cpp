@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <set>
 
-#include "detail/dot_lexer.hpp"
+#include "io/detail/dot_lexer.hpp"
 #include "fuzz/boost_reference.hpp"
 #include "maskgat/io/dot.hpp"
 

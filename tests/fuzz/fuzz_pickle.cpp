@@ -2,7 +2,7 @@
 // applies to its root (CSR matrix for x/tx/allx, integer matrix for y/ty/ally, adjacency dict for
 // graph).
 
-#include "detail/pickle.hpp"
+#include "io/detail/pickle_decoders.hpp"
 #include "fuzz/fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

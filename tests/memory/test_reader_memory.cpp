@@ -12,7 +12,7 @@
 #include <functional>
 #include <string>
 
-#include "detail/pickle.hpp"
+#include "io/detail/pickle.hpp"
 #include "maskgat/io/dot.hpp"
 #include "maskgat/io/edge_list.hpp"
 #include "maskgat/io/features.hpp"

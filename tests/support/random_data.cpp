@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "maskgat/graph/build.hpp"
+#include "maskgat/io/synthetic.hpp"
 
 namespace maskgat::test {
 namespace {
@@ -92,5 +93,16 @@ template RowMatrix<float> random_matrix<float>(std::int64_t, std::int64_t, std::
 template RowMatrix<double> random_matrix<double>(std::int64_t, std::int64_t, std::uint64_t, double);
 template RowSparse<float> random_sparse<float>(std::int64_t, std::int64_t, double, std::uint64_t);
 template RowSparse<double> random_sparse<double>(std::int64_t, std::int64_t, double, std::uint64_t);
+
+Dataset synthetic_dataset(std::int64_t nodes, double degree, std::int64_t features,
+                          std::int32_t classes, std::uint64_t seed) {
+  SyntheticOptions options;
+  options.nodes = nodes;
+  options.degree = degree;
+  options.features = features;
+  options.classes = classes;
+  options.seed = seed;
+  return make_synthetic(options, {});
+}
 
 }  // namespace maskgat::test

@@ -1,5 +1,5 @@
 #pragma once
-// Seeded random graphs and matrices for the attention tests.
+// Seeded random graphs, matrices and datasets for the unit tests.
 
 #include <cstdint>
 #include <initializer_list>
@@ -7,6 +7,7 @@
 #include "maskgat/core/random.hpp"
 #include "maskgat/core/tensor.hpp"
 #include "maskgat/graph/graph.hpp"
+#include "maskgat/io/dataset.hpp"
 
 namespace maskgat::test {
 
@@ -31,5 +32,10 @@ RowMatrix<T> random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t s
 template <typename T>
 RowSparse<T> random_sparse(std::int64_t rows, std::int64_t cols, double density,
                            std::uint64_t seed);
+
+// A labelled synthetic dataset (`make_synthetic`, the generator's default homophily) with its
+// seeded random split: `nodes` nodes of average in-degree `degree`.
+Dataset synthetic_dataset(std::int64_t nodes, double degree, std::int64_t features,
+                          std::int32_t classes, std::uint64_t seed);
 
 }  // namespace maskgat::test

@@ -3,6 +3,7 @@
 /// Writing output files safely: never half-written, never replacing a file unasked.
 
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 #include "maskgat/export.hpp"
@@ -26,5 +27,11 @@ namespace maskgat {
 ///         (no temporary file is left).
 MASKGAT_EXPORT void write_file_atomically(const std::filesystem::path& path,
                                           std::string_view content, bool overwrite);
+
+/// A CSV field: `text` as it is, or in double quotes with its quotes doubled (RFC 4180) when it
+/// holds a comma, a double quote or a newline.
+/// @param text a node or class name, or any other field
+/// @return the field as it goes between commas
+[[nodiscard]] MASKGAT_EXPORT std::string csv_field(std::string_view text);
 
 }  // namespace maskgat

@@ -69,6 +69,26 @@ struct DataRecord {
                                                                        const Dataset& dataset,
                                                                        bool with_split);
 
+/// Options that read data as the model's data was read: `files.undirected` set when the model's
+/// edges were read both ways, and the model's row normalisation in `options`. Call it before
+/// `load_files` or `load_dataset` (built-in datasets fix their direction themselves).
+/// @param trained the model's record (`Checkpoint::data`)
+/// @param files   own files to be read, or nullptr for a built-in dataset
+/// @param options their loading options
+/// @return a note for each option changed, e.g. that the edges are read both ways
+MASKGAT_EXPORT std::vector<std::string> prepare_as_trained(const DataRecord& trained,
+                                                           FileSources* files,
+                                                           DatasetOptions& options);
+
+/// Draws the model's random split again on `dataset` when the dataset holds the model's nodes
+/// and a random split other than the model's (drawn with another seed or other sizes), so the
+/// model's training nodes are not scored as test nodes. The dataset's notes on its first draw
+/// are replaced by the new draw's.
+/// @param trained the model's record (`Checkpoint::data`)
+/// @param dataset loaded with `prepare_as_trained`'s options
+/// @return whether the split was drawn again
+MASKGAT_EXPORT bool redraw_split_as_trained(const DataRecord& trained, Dataset& dataset);
+
 /// A model with what is needed to use it (class names, feature width in `options.model`) and to
 /// resume its training. Holds no timing, so the same run always saves the same bytes.
 struct MASKGAT_EXPORT Checkpoint {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "maskgat/core/tensor.hpp"
@@ -76,5 +77,18 @@ class MASKGAT_EXPORT Predictor {
   nn::Model model_;
   std::optional<FeatureMatrix> encoded_;
 };
+
+/// Predictions as CSV, as `maskgat predict --output` writes them: a header
+/// `node,predicted_class,p_<class>...`, then per row of `logits` the node's name, its most probable
+/// class (`predict_classes`) and the class probabilities (softmax, 6 significant digits); names
+/// go through `csv_field`.
+/// @param names       the name of the node of each row of `logits`
+/// @param class_names the K class names
+/// @param logits      rows x K, e.g. `Predictor::logits()`
+/// @return the CSV text
+/// @throws InvalidArgument when `names` or `class_names` do not match the shape of `logits`.
+[[nodiscard]] MASKGAT_EXPORT std::string predictions_csv(std::span<const std::string> names,
+                                                         std::span<const std::string> class_names,
+                                                         const RowMatrix<float>& logits);
 
 }  // namespace maskgat::train

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "detail/pickle.hpp"
+#include "io/detail/pickle_decoders.hpp"
 #include "fuzz/reader_inputs.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/dot.hpp"

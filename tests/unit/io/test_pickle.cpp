@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "detail/pickle.hpp"
+#include "io/detail/pickle_decoders.hpp"
 #include "maskgat/core/error.hpp"
 #include "support/paths.hpp"
 #include "support/tiny_planetoid.hpp"

@@ -19,22 +19,13 @@
 #include "maskgat/train/checkpoint.hpp"
 #include "support/checkpoint_file.hpp"
 #include "support/paths.hpp"
+#include "support/random_data.hpp"
 #include "support/trainer_values.hpp"
 
 namespace train = maskgat::train;
 using maskgat::test::parameter_values;
 
 namespace {
-
-maskgat::Dataset synthetic(std::int64_t features) {
-  maskgat::SyntheticOptions options;
-  options.nodes = 300;
-  options.degree = 5.0;
-  options.features = features;
-  options.classes = 3;
-  options.seed = 8;
-  return maskgat::make_synthetic(options, {});
-}
 
 train::TrainOptions options_with(std::int64_t epochs) {
   train::TrainOptions options;
@@ -72,7 +63,7 @@ std::string saved_payload(const train::Trainer& trainer, const std::filesystem::
 
 // The checkpoint of a 3-epoch run on the 12-feature synthetic graph.
 train::Checkpoint short_run_checkpoint() {
-  const maskgat::Dataset data = synthetic(12);
+  const maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 12, 3, 8);
   train::Trainer trainer(data, options_with(3));
   trainer.fit();
   return trainer.checkpoint();
@@ -80,7 +71,7 @@ train::Checkpoint short_run_checkpoint() {
 
 // The payload of a 3-epoch run's checkpoint, saved to `dir`, and the run's parameter values.
 std::pair<std::string, std::vector<float>> short_run_payload(const std::filesystem::path& dir) {
-  const maskgat::Dataset data = synthetic(12);
+  const maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 12, 3, 8);
   train::Trainer trainer(data, options_with(3));
   trainer.fit();
   return {saved_payload(trainer, dir), trainer.checkpoint().values};
@@ -90,7 +81,7 @@ std::pair<std::string, std::vector<float>> short_run_payload(const std::filesyst
 
 TEST_SUITE("unit") {
   TEST_CASE("a checkpoint round-trips every field and predicts like the trainer") {
-    const maskgat::Dataset data = synthetic(12);
+    const maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 12, 3, 8);
     train::Trainer trainer(data, options_with(25));
     trainer.fit();
     const auto path = maskgat::test::scratch_dir("checkpoint") / "model.ckpt";
@@ -126,7 +117,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("a resumed run ends exactly where an uninterrupted one does") {
-    const maskgat::Dataset data = synthetic(12);
+    const maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 12, 3, 8);
     train::Trainer uninterrupted(data, options_with(70));
     const train::FitResult whole = uninterrupted.fit();
     train::Trainer first(data, options_with(30));
@@ -161,7 +152,7 @@ TEST_SUITE("unit") {
 
   TEST_CASE("a checkpoint records its data; a version 3 file has no record; bad records fail") {
     const auto dir = maskgat::test::scratch_dir("checkpoint_data_record");
-    const maskgat::Dataset data = synthetic(12);
+    const maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 12, 3, 8);
     train::Trainer trainer(data, options_with(3));
     trainer.fit();
     train::save_checkpoint(dir / "v4.ckpt", trainer.checkpoint(), true);
@@ -194,7 +185,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("data_differences names direction, normalisation and another split of the same nodes") {
-    const maskgat::Dataset data = synthetic(12);
+    const maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 12, 3, 8);
     const train::DataRecord trained = train::record_data(data);
     maskgat::Dataset changed = data;
     changed.preparation.undirected = true;
@@ -202,8 +193,9 @@ TEST_SUITE("unit") {
     maskgat::draw_split(changed, data.preparation.split_sizes, 99);
     const auto differences = train::data_differences(trained, changed, true);
     REQUIRE(differences.size() == 3);
-    CHECK(differences[0] == "it was trained on its edges as given (directed), this data is read "
-                            "with every edge also reversed (undirected)");
+    CHECK(differences[0] ==
+          "it was trained on its edges as given (directed), this data is read "
+          "with every edge also reversed (undirected)");
     CHECK(differences[1].starts_with("its features were "));
     CHECK(differences[2].starts_with("it was trained on a random split with seed "));
     CHECK(differences[2].find("this data has a random split with seed 99") != std::string::npos);
@@ -234,7 +226,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("a checkpoint's positional encoding is checked before anything is computed from it") {
-    const maskgat::Dataset data = synthetic(12);
+    const maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 12, 3, 8);
     train::Trainer trainer(data, options_with(2));
     trainer.fit();
     const auto dir = maskgat::test::scratch_dir("checkpoint_encoding");
@@ -298,8 +290,8 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("a checkpoint of another input width or classes is rejected naming what differs") {
-    const maskgat::Dataset narrow = synthetic(12);
-    const maskgat::Dataset wide = synthetic(20);
+    const maskgat::Dataset narrow = maskgat::test::synthetic_dataset(300, 5.0, 12, 3, 8);
+    const maskgat::Dataset wide = maskgat::test::synthetic_dataset(300, 5.0, 20, 3, 8);
     train::Trainer trainer(narrow, options_with(2));
     trainer.fit();
     CHECK_THROWS_WITH_AS(train::Trainer(wide, trainer.checkpoint(), 5),

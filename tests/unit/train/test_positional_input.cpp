@@ -26,16 +26,6 @@ using transforms::EncodingKind;
 
 namespace {
 
-maskgat::Dataset synthetic() {
-  maskgat::SyntheticOptions options;
-  options.nodes = 300;
-  options.degree = 5.0;
-  options.features = 10;
-  options.classes = 3;
-  options.seed = 4;
-  return maskgat::make_synthetic(options, {});
-}
-
 train::TrainOptions options_with(const char* encoding, std::int64_t epochs) {
   train::TrainOptions options;
   options.epochs = epochs;
@@ -120,7 +110,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("model_input appends the options' encoding of the dataset's graph") {
-    const maskgat::Dataset data = synthetic();
+    const maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 10, 3, 4);
     CHECK(dense(train::model_input(data, options_with("none", 1))) == dense(data.features));
     const FeatureMatrix input = train::model_input(data, options_with("rw:3", 1));
     RowMatrix<float> expected(300, 13);
@@ -129,7 +119,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("training with an encoding: wider input, saved setting, stored signs in evaluation") {
-    const maskgat::Dataset data = synthetic();
+    const maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 10, 3, 4);
     for (const char* encoding : {"none", "lap:4", "rw:4"}) {
       CAPTURE(encoding);
       const train::TrainOptions options = options_with(encoding, 12);
@@ -157,7 +147,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("sign flips are drawn per step from the seed: runs repeat, resume and ignore threads") {
-    const maskgat::Dataset data = synthetic();
+    const maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 10, 3, 4);
     std::vector<float> reference;
     for (const std::size_t threads : {1, 2}) {
       const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
@@ -174,9 +164,9 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("training flips exactly the encoding's columns, by flip_signs(seed, epoch)") {
-    maskgat::Dataset dense_data = synthetic();
+    maskgat::Dataset dense_data = maskgat::test::synthetic_dataset(300, 5.0, 10, 3, 4);
     REQUIRE(!dense_data.features.is_sparse());
-    maskgat::Dataset sparse_data = synthetic();
+    maskgat::Dataset sparse_data = maskgat::test::synthetic_dataset(300, 5.0, 10, 3, 4);
     sparse_data.features = FeatureMatrix(maskgat::test::random_sparse<float>(300, 10, 0.3, 6));
     for (const maskgat::Dataset* data : {&dense_data, &sparse_data}) {
       CAPTURE(data->features.is_sparse());
@@ -204,7 +194,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("bad encodings are refused before any work") {
-    const maskgat::Dataset data = synthetic();
+    const maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 10, 3, 4);
     train::TrainOptions options = options_with("none", 1);
     options.positional.dims = 5;
     CHECK_THROWS_WITH_AS(train::Trainer(data, options),

@@ -11,6 +11,7 @@
 #include "maskgat/io/synthetic.hpp"
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/trainer.hpp"
+#include "support/random_data.hpp"
 #include "support/trainer_values.hpp"
 
 namespace train = maskgat::train;
@@ -18,18 +19,7 @@ using maskgat::test::parameter_values;
 
 namespace {
 
-// 16 features and 4 classes on `nodes` nodes of average in-degree `degree`.
-maskgat::Dataset synthetic(std::int64_t nodes, double degree, std::uint64_t seed) {
-  maskgat::SyntheticOptions options;
-  options.nodes = nodes;
-  options.degree = degree;
-  options.features = 16;
-  options.classes = 4;
-  options.seed = seed;
-  return maskgat::make_synthetic(options, {});
-}
-
-maskgat::Dataset small_synthetic() { return synthetic(600, 6.0, 3); }
+maskgat::Dataset small_synthetic() { return maskgat::test::synthetic_dataset(600, 6.0, 16, 4, 3); }
 
 train::TrainOptions quick_options(std::int64_t epochs = 60, std::int64_t patience = 10) {
   train::TrainOptions options;
@@ -65,7 +55,7 @@ TEST_SUITE("unit") {
     // 20 training nodes per class among 3000 of in-degree 3: their 2-hop field is a fraction of
     // the graph. Without dropout a step's gradients are the same function of the parameters on
     // either graph, so both runs take the same path up to the order of floating-point sums.
-    const maskgat::Dataset data = synthetic(3000, 3.0, 4);
+    const maskgat::Dataset data = maskgat::test::synthetic_dataset(3000, 3.0, 16, 4, 4);
     const auto run = [&](bool field, double dropout, std::int64_t layers) {
       auto options = quick_options(30, 0);
       options.model.layers = layers;
@@ -107,7 +97,7 @@ TEST_SUITE("unit") {
   TEST_CASE("validation on the validation nodes' field reports the whole graph's numbers") {
     // 500 validation nodes among 10,000 of in-degree 3: their 2-hop field is a fraction of the
     // graph, so while steps run on the training nodes' field, validation runs on this one.
-    const maskgat::Dataset data = synthetic(10000, 3.0, 4);
+    const maskgat::Dataset data = maskgat::test::synthetic_dataset(10000, 3.0, 16, 4, 4);
     const maskgat::Graph mask = maskgat::masks::from_graph(data.graph, true);
     const std::vector<maskgat::NodeId> val_nodes = data.nodes_in(maskgat::SplitPart::kVal);
     REQUIRE(2 * maskgat::masks::receptive_subgraph(mask, val_nodes, 2).masks.front().num_edges() <=

@@ -3,10 +3,10 @@
 
 #include <cstdint>
 
-#include "detail/parallel.hpp"
+#include "core/detail/parallel.hpp"
 #include "maskgat/core/tensor.hpp"
 
-namespace maskgat::detail {
+namespace maskgat::ops::detail {
 
 // target[c] += sum over rows r (in order) of matrix(r, c). Eigen's colwise().sum() evaluates the
 // unaligned ends of its destination with a different summation order than the aligned middle,
@@ -17,7 +17,7 @@ template <typename T>
 void add_column_sums(const RowMatrix<T>& matrix, T* target) {
   constexpr std::int64_t kColumnBlock = 16;
   const std::int64_t cols = matrix.cols();
-  for_each_block(cols, kColumnBlock, [&](std::int64_t begin, std::int64_t end) {
+  maskgat::detail::for_each_block(cols, kColumnBlock, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = 0; r < matrix.rows(); ++r) {
       const T* row = matrix.data() + r * cols;
       for (std::int64_t c = begin; c < end; ++c) target[c] += row[c];
@@ -25,4 +25,4 @@ void add_column_sums(const RowMatrix<T>& matrix, T* target) {
   });
 }
 
-}  // namespace maskgat::detail
+}  // namespace maskgat::ops::detail

@@ -1,6 +1,6 @@
-#include "detail/assemble.hpp"
+#include "io/detail/assemble.hpp"
 
-#include "detail/text.hpp"
+#include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat::detail {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "detail/input_file.hpp"
+#include "io/detail/input_file.hpp"
 
 namespace maskgat::detail {
 
@@ -76,6 +76,9 @@ void split_delimited(std::string_view line, char delimiter, std::vector<std::str
 
 // `'token'` for messages, shortened to 40 characters with `...`.
 [[nodiscard]] std::string quoted(std::string_view token);
+
+// `quoted` of binary file content, with control and non-ASCII bytes replaced by `?`.
+[[nodiscard]] std::string quoted_printable(std::string_view bytes);
 
 // `strerror`-style text of the current `errno`.
 [[nodiscard]] std::string errno_text();

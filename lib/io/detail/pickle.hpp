@@ -22,7 +22,8 @@
 // opcode or value and its byte offset, and what was expected against what was found.
 
 // The reader is internal (this header is not installed); its entry points carry MASKGAT_EXPORT
-// only so that the unit tests and fuzz targets can call them in a shared build.
+// only so that the unit tests and fuzz targets can call them in a shared build. The values are
+// turned into arrays by the decoders of `pickle_decoders.hpp`.
 
 #include <cstdint>
 #include <filesystem>
@@ -129,6 +130,9 @@ class MASKGAT_EXPORT Pickle {
   PickleId root_ = -1;
 };
 
+// ` created at byte N`: where a value was made, for messages that name it.
+[[nodiscard]] MASKGAT_EXPORT std::string pickle_created_at(std::int64_t offset);
+
 // The dotted Python name of an allowlisted class, e.g. `numpy.dtype`.
 [[nodiscard]] MASKGAT_EXPORT std::string_view pickle_class_name(PickleClass cls) noexcept;
 
@@ -136,46 +140,5 @@ class MASKGAT_EXPORT Pickle {
 // LimitError when the file is larger than `limits.max_file_bytes`, ParseError.
 [[nodiscard]] MASKGAT_EXPORT Pickle read_pickle(const std::filesystem::path& path,
                                                 std::string_view reader, const Limits& limits);
-
-// A scipy.sparse.csr_matrix: `indptr` (rows + 1, starting at 0, non-decreasing), `indices`
-// (column of every entry, in [0, cols), strictly increasing within a row) and finite `values`.
-struct CsrArrays {
-  std::int64_t rows = 0;
-  std::int64_t cols = 0;
-  std::vector<std::int64_t> indptr;
-  std::vector<std::int32_t> indices;
-  std::vector<float> values;
-};
-
-// The root of `pickle` as a CSR matrix with int32/int64 index arrays and float32/float64 data
-// (converted to float). Rows of unsorted indices are sorted; a column repeated within a row, an
-// inconsistent indptr, an index out of range or a non-finite value is a ParseError. Rows are
-// checked against `limits.max_nodes`, columns against `limits.max_features` (LimitError).
-[[nodiscard]] MASKGAT_EXPORT CsrArrays decode_csr_matrix(const Pickle& pickle,
-                                                         const Limits& limits);
-
-// A dense row-major integer matrix.
-struct IntMatrix {
-  std::int64_t rows = 0;
-  std::int64_t cols = 0;
-  std::vector<std::int64_t> values;
-};
-
-// The root of `pickle` as a 2-D int32/int64 numpy array (C or Fortran order).
-[[nodiscard]] MASKGAT_EXPORT IntMatrix decode_int_matrix(const Pickle& pickle,
-                                                         const Limits& limits);
-
-// The edges `key -> item` of a dict (or defaultdict) of int -> list of int, in file order.
-struct AdjacencyLists {
-  std::vector<NodeId> sources;
-  std::vector<NodeId> targets;
-};
-
-// The root of `pickle` as an adjacency dict over `num_nodes` nodes: every key and list item must
-// be an int in [0, num_nodes), no key may appear twice, and the number of entries may not exceed
-// `limits.max_edges` (LimitError).
-[[nodiscard]] MASKGAT_EXPORT AdjacencyLists decode_adjacency(const Pickle& pickle,
-                                                             std::int64_t num_nodes,
-                                                             const Limits& limits);
 
 }  // namespace maskgat::detail

@@ -7,8 +7,10 @@
 
 #include "maskgat/core/error.hpp"
 #include "maskgat/core/schedule.hpp"
+#include "maskgat/core/tensor.hpp"
+#include "maskgat/graph/graph.hpp"
 
-namespace maskgat::detail {
+namespace maskgat::ops::detail {
 
 // Throws `where: name has R x C, expected ...` unless `matrix` is rows x cols (-1 = any).
 template <typename Matrix>
@@ -47,4 +49,11 @@ inline void check_schedule(const char* where, const Schedule& schedule) {
   }
 }
 
-}  // namespace maskgat::detail
+// Checks an attention-shaped (E x H) matrix.
+template <typename T>
+void check_edge_matrix(const char* where, const char* name, const Graph& mask,
+                       const RowMatrix<T>& matrix, std::int64_t heads) {
+  check_shape(where, name, matrix, mask.num_edges(), heads, "the mask's edge count");
+}
+
+}  // namespace maskgat::ops::detail

@@ -14,7 +14,7 @@
 #include "maskgat/core/error.hpp"
 #include "maskgat/core/random.hpp"
 
-namespace maskgat::detail {
+namespace maskgat::ops::detail {
 
 template <typename T>
 class DropoutMask {
@@ -78,4 +78,4 @@ class DropoutMask {
   T scale_ = T(1);
 };
 
-}  // namespace maskgat::detail
+}  // namespace maskgat::ops::detail

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "detail/text.hpp"
+#include "io/detail/text.hpp"
 #include "maskgat/io/limits.hpp"
 #include "maskgat/io/node_index.hpp"
 

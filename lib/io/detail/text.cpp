@@ -1,4 +1,4 @@
-#include "detail/text.hpp"
+#include "io/detail/text.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -170,6 +170,15 @@ std::string quoted(std::string_view token) {
     text.append(token);
   }
   return text + "'";
+}
+
+std::string quoted_printable(std::string_view bytes) {
+  std::string clean(bytes);
+  for (char& c : clean) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x7F) c = '?';
+  }
+  return detail::quoted(clean);
 }
 
 std::string errno_text() { return std::strerror(errno); }

@@ -1,9 +1,9 @@
-#include "detail/xml_scanner.hpp"
+#include "io/detail/xml_scanner.hpp"
 
 #include <algorithm>
 
-#include "detail/input_file.hpp"
-#include "detail/text.hpp"
+#include "io/detail/input_file.hpp"
+#include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat::detail {

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace maskgat::detail {
+namespace maskgat::ops::detail {
 
 // Asks the kernel to back the whole pages of [data, data + bytes) with transparent huge pages
 // (Linux `madvise`; honoured when THP is in "madvise" or "always" mode), when the range spans at
@@ -28,4 +28,4 @@ void resize_buffer(Matrix& matrix, std::int64_t rows, std::int64_t cols) {
   }
 }
 
-}  // namespace maskgat::detail
+}  // namespace maskgat::ops::detail

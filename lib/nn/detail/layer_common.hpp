@@ -6,15 +6,17 @@
 #include <optional>
 #include <string>
 
-#include "detail/attention_rows.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/nn/layer.hpp"
 #include "maskgat/ops/matmul.hpp"
+#include "ops/detail/buffer.hpp"
+#include "ops/detail/column_sums.hpp"
+#include "ops/detail/shape_checks.hpp"
 
 namespace maskgat::nn::detail {
 
-using maskgat::detail::check_shape;
+using maskgat::ops::detail::check_shape;
 
 inline void check_positive(const std::string& where, const char* name, std::int64_t value) {
   if (value <= 0) {
@@ -36,7 +38,7 @@ inline void check_layer_options(const std::string& where, std::int64_t in_featur
   check_positive(where, "out_features", out_features);
   check_positive(where, "heads", heads);
   check_dropout(where, dropout);
-  maskgat::detail::check_schedule(where.c_str(), schedule);
+  maskgat::ops::detail::check_schedule(where.c_str(), schedule);
 }
 
 inline void check_slope(const std::string& where, double slope) {
@@ -54,6 +56,24 @@ Projection add_projection(ParameterStore<T>& store, const std::string& prefix,
   glorot_uniform<T>(store.value(projection.weight), in_features, out_features, rng);
   if (bias) projection.bias = store.add(prefix + ".bias", 1, out_features);
   return projection;
+}
+
+// Features per node of a layer's output: its heads side by side (`concat`), or their mean.
+inline std::int64_t output_width(bool concat, std::int64_t heads, std::int64_t out_features) {
+  return concat ? heads * out_features : out_features;
+}
+
+// The residual projection and the output bias that a GAT or GATv2 layer's options ask for, added
+// in that order after the layer's own parameters.
+template <typename T, typename Options>
+void add_output_terms(ParameterStore<T>& store, const std::string& prefix, const Options& options,
+                      Rng& rng, std::optional<Projection>& residual,
+                      std::optional<Parameter>& bias) {
+  const std::int64_t width = output_width(options.concat, options.heads, options.out_features);
+  if (options.residual) {
+    residual = add_projection(store, prefix + ".res", options.in_features, width, false, rng);
+  }
+  if (options.bias) bias = store.add(prefix + ".bias", 1, width);
 }
 
 template <typename T>
@@ -88,7 +108,7 @@ void project_backward(ParameterStore<T>& store, const Projection& projection, In
   auto grad_weight = store.grad(projection.weight);
   ops::matmul_backward_weight<T>(x, grad_out, grad_weight);
   if (projection.bias)
-    maskgat::detail::add_column_sums(grad_out, store.grad(*projection.bias).data());
+    maskgat::ops::detail::add_column_sums(grad_out, store.grad(*projection.bias).data());
   if (grad_x != nullptr)
     ops::matmul_backward_input<T>(grad_out, store.value(projection.weight), *grad_x);
 }
@@ -134,7 +154,7 @@ void check_backward(const std::string& where, const Graph& graph, InputRef<T> x,
                           ": the gradient of a sparse input is not computed; pass "
                           "grad_x = nullptr or a dense x");
   }
-  maskgat::detail::resize_buffer(*grad_x, x.rows(), x.cols());
+  maskgat::ops::detail::resize_buffer(*grad_x, x.rows(), x.cols());
   grad_x->setZero();
 }
 
@@ -159,7 +179,7 @@ RowMatrix<T>& heads_target(bool concat, std::int64_t heads, RowMatrix<T>& out,
 template <typename T>
 void mean_heads(const RowMatrix<T>& heads_out, std::int64_t heads, RowMatrix<T>& out) {
   const std::int64_t channels = heads_out.cols() / heads;
-  maskgat::detail::resize_buffer(out, heads_out.rows(), channels);
+  maskgat::ops::detail::resize_buffer(out, heads_out.rows(), channels);
   maskgat::detail::for_each_block(out.rows(), maskgat::detail::kRowBlock,
                                   [&](std::int64_t begin, std::int64_t end) {
                                     const auto in = heads_out.middleRows(begin, end - begin);
@@ -176,7 +196,7 @@ template <typename T>
 void mean_heads_backward(const RowMatrix<T>& grad_out, std::int64_t heads,
                          RowMatrix<T>& grad_heads) {
   const std::int64_t channels = grad_out.cols();
-  maskgat::detail::resize_buffer(grad_heads, grad_out.rows(), heads * channels);
+  maskgat::ops::detail::resize_buffer(grad_heads, grad_out.rows(), heads * channels);
   for (std::int64_t h = 0; h < heads; ++h) {
     grad_heads.middleCols(h * channels, channels) = grad_out / static_cast<T>(heads);
   }
@@ -213,7 +233,7 @@ const RowMatrix<T>& finish_output_backward(ParameterStore<T>& store, bool concat
                                            const std::optional<Parameter>& bias, InputRef<T> x,
                                            const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x,
                                            RowMatrix<T>& grad_heads) {
-  if (bias) maskgat::detail::add_column_sums(grad_out, store.grad(*bias).data());
+  if (bias) maskgat::ops::detail::add_column_sums(grad_out, store.grad(*bias).data());
   if (projection) project_backward(store, *projection, x, grad_out, grad_x);
   return heads_gradient(concat, heads, grad_out, grad_heads);
 }

@@ -1,9 +1,9 @@
-#include "detail/buffer.hpp"
+#include "ops/detail/buffer.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
-namespace maskgat::detail {
+namespace maskgat::ops::detail {
 
 void advise_huge_pages(void* data, std::size_t bytes) {
 #ifdef MADV_HUGEPAGE
@@ -21,4 +21,4 @@ void advise_huge_pages(void* data, std::size_t bytes) {
 #endif
 }
 
-}  // namespace maskgat::detail
+}  // namespace maskgat::ops::detail

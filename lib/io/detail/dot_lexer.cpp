@@ -1,4 +1,4 @@
-#include "detail/dot_lexer.hpp"
+#include "io/detail/dot_lexer.hpp"
 
 #include <algorithm>
 #include <array>
@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <utility>
 
-#include "detail/input_file.hpp"
-#include "detail/text.hpp"
+#include "io/detail/input_file.hpp"
+#include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
 
 namespace maskgat::detail {
