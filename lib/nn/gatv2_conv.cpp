@@ -41,21 +41,16 @@ void BasicGatV2Conv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rn
   cache.dropout = detail::dropout_for(mode, options_.dropout, rng);
   const ops::GatV2Score<T> score{cache.src, dst_ ? cache.dst : cache.src, store_->value(att_),
                                  static_cast<T>(options_.negative_slope)};
-  ops::attention(mask, score, cache.src, cache.dropout, cache.alpha,
-                 detail::heads_target(options_.concat, options_.heads, out, cache.heads_out),
-                 options_.schedule);
-  detail::finish_output(*store_, options_.concat, options_.heads, cache.heads_out, residual_, bias_,
-                        x, cache.projected, out);
+  detail::attend(*store_, options_, mask, score, cache.src, x, residual_, bias_, cache, out);
 }
 
 template <typename T>
 void BasicGatV2Conv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache,
                                  const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x) const {
-  detail::check_backward("gatv2_conv.backward", graph, x, grad_out, output_features(), grad_x);
-  const Graph& mask = detail::attention_mask(graph, options_.add_self_loops, cache.looped);
   const RowMatrix<T>& grad_heads =
-      detail::finish_output_backward(*store_, options_.concat, options_.heads, residual_, bias_, x,
-                                     grad_out, grad_x, cache.grad_heads);
+      detail::output_terms_backward("gatv2_conv.backward", *store_, options_, graph, x, residual_,
+                                    bias_, grad_out, grad_x, cache);
+  const Graph& mask = detail::attention_mask(graph, options_.add_self_loops, cache.looped);
   const ops::GatV2Score<T> score{cache.src, dst_ ? cache.dst : cache.src, store_->value(att_),
                                  static_cast<T>(options_.negative_slope)};
   ops::GatV2ScoreGrad<T> grad_score{cache.grad_src, cache.grad_dst, cache.grad_att};
@@ -74,8 +69,7 @@ void BasicGatV2Conv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache
 
 template <typename T>
 AttentionWeights<T> BasicGatV2Conv<T>::attention(const Graph& graph, const Cache& cache) const {
-  return attention_weights(detail::attention_mask(graph, options_.add_self_loops, cache.looped),
-                           cache.alpha);
+  return detail::attention_of(graph, options_, cache);
 }
 
 template class BasicGatV2Conv<float>;

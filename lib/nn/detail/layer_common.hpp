@@ -9,6 +9,7 @@
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/nn/layer.hpp"
+#include "maskgat/ops/attention.hpp"
 #include "maskgat/ops/matmul.hpp"
 #include "ops/detail/buffer.hpp"
 #include "ops/detail/column_sums.hpp"
@@ -236,6 +237,43 @@ const RowMatrix<T>& finish_output_backward(ParameterStore<T>& store, bool concat
   if (bias) maskgat::ops::detail::add_column_sums(grad_out, store.grad(*bias).data());
   if (projection) project_backward(store, *projection, x, grad_out, grad_x);
   return heads_gradient(concat, heads, grad_out, grad_heads);
+}
+
+// The attention of a GAT or GATv2 layer and its output terms: `ops::attention` over `mask` with
+// the cache's dropout key, into the layer's output or the per-head buffer that `finish_output`
+// averages, then `finish_output`.
+template <typename T, typename Options, typename Score, typename Cache>
+void attend(const ParameterStore<T>& store, const Options& options, const Graph& mask,
+            const Score& score, const RowMatrix<T>& values, InputRef<T> x,
+            const std::optional<Projection>& residual, const std::optional<Parameter>& bias,
+            Cache& cache, RowMatrix<T>& out) {
+  ops::attention(mask, score, values, cache.dropout, cache.alpha,
+                 heads_target(options.concat, options.heads, out, cache.heads_out),
+                 options.schedule);
+  finish_output(store, options.concat, options.heads, cache.heads_out, residual, bias, x,
+                cache.projected, out);
+}
+
+// The first steps of a GAT or GATv2 layer's backward: the argument checks, then the gradients of
+// the output terms. Returns the gradient with respect to the attention's output.
+template <typename T, typename Options, typename Cache>
+const RowMatrix<T>& output_terms_backward(const char* where, ParameterStore<T>& store,
+                                          const Options& options, const Graph& graph, InputRef<T> x,
+                                          const std::optional<Projection>& residual,
+                                          const std::optional<Parameter>& bias,
+                                          const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x,
+                                          Cache& cache) {
+  check_backward(where, graph, x, grad_out,
+                 output_width(options.concat, options.heads, options.out_features), grad_x);
+  return finish_output_backward(store, options.concat, options.heads, residual, bias, x, grad_out,
+                                grad_x, cache.grad_heads);
+}
+
+// A layer's attention coefficients on the mask of its last forward pass.
+template <typename Options, typename Cache>
+auto attention_of(const Graph& graph, const Options& options, const Cache& cache) {
+  return attention_weights(attention_mask(graph, options.add_self_loops, cache.looped),
+                           cache.alpha);
 }
 
 }  // namespace maskgat::nn::detail
