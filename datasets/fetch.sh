@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Makes the public citation datasets available in a MaskGAT data directory.
+# Makes the public citation datasets and Shchur et al.'s npz graphs available in a MaskGAT data
+# directory.
 #
-#   datasets/fetch.sh [--from DIR] [--dest DIR] [cora|citeseer|pubmed ...]   (installed: maskgat-fetch)
+#   datasets/fetch.sh [--from DIR] [--dest DIR] [NAME ...]   (installed: maskgat-fetch)
 #
-# --from DIR  copy from a local mirror with the same layout (planetoid/, linqs/) instead of
-#             downloading; default $MASKGAT_DATA_MIRROR when set. A mirror may be partial: a
-#             file it lacks (PubMed's ind.pubmed.allx in some) is reported, not an error.
+# NAME: cora, citeseer, pubmed, amazon-computers, amazon-photo, coauthor-cs, gnn-benchmark (the
+# SparseGraph npz files of Cora and CiteSeer) or cora-ml (default: all).
+#
+# --from DIR  copy from a local mirror with the same layout (planetoid/, linqs/, graphdata/)
+#             instead of downloading; default $MASKGAT_DATA_MIRROR when set. A mirror may be
+#             partial: a file it lacks (PubMed's ind.pubmed.allx in some) is reported, not an
+#             error.
 # --dest DIR  data directory to fill; default $MASKGAT_DATA_DIR, else this script's folder in the
 #             source tree, else ${XDG_DATA_HOME:-~/.local/share}/maskgat when installed
 #
@@ -33,21 +38,26 @@ if [ ! -f "$sums" ]; then
 fi
 planetoid_url="https://github.com/kimiyoung/planetoid/raw/master/data"
 linqs_url="https://linqs-data.soe.ucsc.edu/public/lbc"
+# Shchur et al.'s npz files as EdisonLeeeee/GraphData keeps them (byte for byte the published ones).
+graphdata_url="https://github.com/EdisonLeeeee/GraphData/raw/f8022c26b917346f2a461ffec0ec5ae24b36de68/datasets"
+gnn_benchmark_url="https://github.com/shchur/gnn-benchmark/raw/1e72912a0810cdf27ae54fd589a3b43358a2b161/data/npz"
+ppnp_url="https://github.com/klicperajo/ppnp/raw/394425a9eeffbd95c09d68d6f0e1473ac9c2fd4a/ppnp/data"
 
 from="${MASKGAT_DATA_MIRROR:-}"
 dest="${MASKGAT_DATA_DIR:-$default_dest}"
 names=()
-usage() { sed -n '4,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '5,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --from) [ $# -ge 2 ] || usage; from="$2"; shift 2 ;;
     --dest) [ $# -ge 2 ] || usage; dest="$2"; shift 2 ;;
     -h|--help) usage ;;
-    cora|citeseer|pubmed) names+=("$1"); shift ;;
-    *) echo "fetch.sh: unknown argument '$1': expected --from, --dest, cora, citeseer or pubmed" >&2; exit 2 ;;
+    cora|citeseer|pubmed|amazon-computers|amazon-photo|coauthor-cs|gnn-benchmark|cora-ml) names+=("$1"); shift ;;
+    *) echo "fetch.sh: unknown argument '$1': expected --from, --dest, cora, citeseer, pubmed, amazon-computers, amazon-photo, coauthor-cs, gnn-benchmark or cora-ml" >&2; exit 2 ;;
   esac
 done
-[ ${#names[@]} -gt 0 ] || names=(cora citeseer pubmed)
+[ ${#names[@]} -gt 0 ] ||
+  names=(cora citeseer pubmed amazon-computers amazon-photo coauthor-cs gnn-benchmark cora-ml)
 if [ -n "$from" ] && [ ! -d "$from" ]; then
   echo "fetch.sh: mirror '$from' is not a directory" >&2
   exit 1
@@ -139,6 +149,14 @@ fetch_file() {
     return
   fi
   case "$rel" in
+    graphdata/* | gnn-benchmark/* | ppnp/*)
+      local url="$graphdata_url"
+      case "$rel" in gnn-benchmark/*) url="$gnn_benchmark_url" ;; ppnp/*) url="$ppnp_url" ;; esac
+      if download "$url/$(basename "$rel")" "$tmpdir/file"; then
+        install_file "$rel" "$tmpdir/file"
+      else
+        unavailable "$rel"
+      fi ;;
     planetoid/*)
       if download "$planetoid_url/$(basename "$rel")" "$tmpdir/file"; then
         install_file "$rel" "$tmpdir/file"
@@ -163,10 +181,18 @@ fetch_file() {
 }
 
 for name in "${names[@]}"; do
-  for part in x tx allx y ty ally graph test.index; do fetch_file "planetoid/ind.$name.$part"; done
-  if [ "$name" != pubmed ]; then
-    for ext in content cites; do fetch_file "linqs/$name/$name.$ext"; done
-  fi
+  case "$name" in
+    amazon-computers) fetch_file graphdata/amazon_cs.npz ;;
+    amazon-photo) fetch_file graphdata/amazon_photo.npz ;;
+    coauthor-cs) fetch_file graphdata/coauthor_cs.npz ;;
+    gnn-benchmark) for file in cora citeseer; do fetch_file "gnn-benchmark/$file.npz"; done ;;
+    cora-ml) fetch_file ppnp/cora_ml.npz ;;
+    *)
+      for part in x tx allx y ty ally graph test.index; do fetch_file "planetoid/ind.$name.$part"; done
+      if [ "$name" != pubmed ]; then
+        for ext in content cites; do fetch_file "linqs/$name/$name.$ext"; done
+      fi ;;
+  esac
 done
 
 if [ "$failed" -ne 0 ]; then

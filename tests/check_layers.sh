@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the library's layering: a file under lib/<layer>/ or include/maskgat/<layer>/ includes
 # only headers of its own layer and of the layers below it (public `maskgat/<layer>/...` and
-# private `<layer>/detail/...` alike), and nothing in the library includes the umbrella header.
+# private `<layer>/detail/...` alike), nothing in the library includes the umbrella header, and
+# the umbrella header includes every public header.
 #
 # Usage: check_layers.sh SOURCE_DIR
 set -euo pipefail
@@ -45,12 +46,19 @@ while IFS= read -r file; do
   done < <(grep -noE '^#include "[^"]+"' "$file" | sed -E 's/^([0-9]+):#include "(.*)"/\1:\2/')
 done < <(find lib include/maskgat -mindepth 2 -type f \( -name '*.hpp' -o -name '*.cpp' \) | sort)
 
+while IFS= read -r header; do
+  if ! grep -q "^#include \"maskgat/$header\"" include/maskgat/maskgat.hpp; then
+    echo "include/maskgat/maskgat.hpp: does not include maskgat/$header"
+    violations=$((violations + 1))
+  fi
+done < <(cd include/maskgat && find . -mindepth 2 -name '*.hpp' | sed 's#^\./##' | sort)
+
 if ((checked == 0)); then
   echo "no includes found under $1/lib and $1/include/maskgat"
   exit 1
 fi
 if ((violations > 0)); then
-  echo "$violations include(s) against the layering"
+  echo "$violations problem(s) with the layering or the umbrella header"
   exit 1
 fi
-echo "$checked includes, each of its own layer or one below"
+echo "$checked includes, each of its own layer or one below; the umbrella header includes every public header"

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "maskgat/core/error.hpp"
+#include "maskgat/io/npz.hpp"
 
 namespace maskgat::app {
 
@@ -91,7 +92,8 @@ void add_data_options(CLI::App& command, DataOptions& options) {
   auto& limits = load.read.limits;
   auto* dataset = command.add_option(
       "--dataset", options.dataset,
-      "Built-in dataset: cora, citeseer, pubmed, or synthetic:nodes=N,degree=D,features=F,"
+      "Built-in dataset: cora, citeseer, pubmed, amazon-computers, amazon-photo, coauthor-cs, "
+      "or synthetic:nodes=N,degree=D,features=F,"
       "classes=K[,seed=S][,homophily=H]");
   command.add_option("--data-dir", options.data_dir,
                      "Data directory (default: $MASKGAT_DATA_DIR, else datasets/ of the source "
@@ -104,6 +106,11 @@ void add_data_options(CLI::App& command, DataOptions& options) {
       "--graph", files.graph,
       "Own graph file: .graphml, .dot/.gv, anything else an edge list 'src dst [weight]'");
   dataset->excludes(graph);
+  auto* npz = command.add_option(
+      "--npz", options.npz,
+      "Graph in an npz archive (Shchur et al.'s layouts: plain arrays, or pickled scipy "
+      "matrices); nodes are named by their row");
+  npz->excludes(dataset)->excludes(graph);
   command.add_option("--format", files.format, "Graph file format")
       ->check(CLI::IsMember({"auto", "edgelist", "graphml", "dot"}))
       ->capture_default_str()
@@ -113,8 +120,9 @@ void add_data_options(CLI::App& command, DataOptions& options) {
                   "CSV/TSV features with a header 'node,<names...>'; defines the nodes")
       ->needs(graph);
   command.add_option("--labels", files.labels, "Labels file, 'node label' per line")->needs(graph);
-  command.add_option("--split", files.split, "Split file, 'node train|val|test' per line")
-      ->needs(graph);
+  auto* split = command.add_option("--split", files.split,
+                                   "Split file, 'node train|val|test' per line (with --graph or "
+                                   "--npz, whose nodes are named by their row)");
   command.add_flag("--undirected", files.undirected, "Add the reverse of every edge")->needs(graph);
   command.add_flag("--numeric-ids", files.numeric_ids, "Node tokens are 0-based integer ids")
       ->needs(graph);
@@ -161,9 +169,12 @@ void add_data_options(CLI::App& command, DataOptions& options) {
                   "Reader limit: nesting in GraphML and DOT files")
       ->check(integer_at_least(1))
       ->capture_default_str();
-  command.callback([dataset, graph] {
-    if (dataset->count() == 0 && graph->count() == 0) {
-      throw CLI::RequiredError("--dataset or --graph");
+  command.callback([dataset, graph, npz, split] {
+    if (dataset->count() == 0 && graph->count() == 0 && npz->count() == 0) {
+      throw CLI::RequiredError("--dataset, --graph or --npz");
+    }
+    if (split->count() > 0 && graph->count() == 0 && npz->count() == 0) {
+      throw CLI::ValidationError("--split", "needs --graph or --npz");
     }
   });
 }
@@ -197,7 +208,7 @@ Dataset load_data_for_model(DataOptions& options, const std::optional<train::Dat
                             const RunOptions& run) {
   const bool follow = trained && !options.as_given;
   if (follow) {
-    FileSources* files = options.dataset.empty() ? &options.files : nullptr;
+    FileSources* files = options.files.graph.empty() ? nullptr : &options.files;
     for (const std::string& note : train::prepare_as_trained(*trained, files, options.load)) {
       say(run, "note: model " + model + ": " + note);
     }
@@ -256,23 +267,26 @@ Dataset load_data(DataOptions& options, const RunOptions& run,
         "no data directory for " + options.dataset +
         ": neither XDG_DATA_HOME nor HOME is set; pass --data-dir or set MASKGAT_DATA_DIR");
   }
-  Dataset dataset = options.dataset.empty() ? load_files(options.files, load)
-                                            : load_dataset(options.dataset, load);
+  Dataset dataset = !options.dataset.empty() ? load_dataset(options.dataset, load)
+                    : !options.npz.empty()
+                        ? read_npz(options.npz, options.npz.filename().string(), load)
+                        : load_files(options.files, load);
   if (prepare) prepare(dataset);
   for (const auto& note : dataset.notes) say(run, "note: " + note);
   const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
-  say_verbose(
-      run, "loaded " + dataset.name + " (" +
-               (options.dataset.empty() ? std::string("own files")
-                                        : options.source + " files in " + load.data_dir.string()) +
-               "): " + std::to_string(dataset.graph.num_nodes()) + " nodes, " +
-               std::to_string(dataset.graph.num_edges()) + " edges, " +
-               std::to_string(dataset.features.cols()) + " features, " +
-               std::to_string(dataset.num_classes()) + " classes in " + fixed(took.count(), 0) +
-               " ms; " +
-               std::to_string(tbb::global_control::active_value(
-                   tbb::global_control::max_allowed_parallelism)) +
-               " threads");
+  say_verbose(run,
+              "loaded " + dataset.name + " (" +
+                  (!options.dataset.empty() ? options.source + " files in " + load.data_dir.string()
+                   : !options.npz.empty()   ? std::string("npz archive")
+                                            : std::string("own files")) +
+                  "): " + std::to_string(dataset.graph.num_nodes()) + " nodes, " +
+                  std::to_string(dataset.graph.num_edges()) + " edges, " +
+                  std::to_string(dataset.features.cols()) + " features, " +
+                  std::to_string(dataset.num_classes()) + " classes in " + fixed(took.count(), 0) +
+                  " ms; " +
+                  std::to_string(tbb::global_control::active_value(
+                      tbb::global_control::max_allowed_parallelism)) +
+                  " threads");
   return dataset;
 }
 

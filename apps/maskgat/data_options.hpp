@@ -19,6 +19,7 @@ namespace maskgat::app {
 
 struct DataOptions {
   std::string dataset;
+  std::filesystem::path npz;  // --npz: a graph in an npz archive
   std::optional<std::filesystem::path> data_dir;
   std::string source = "planetoid";
   FileSources files;

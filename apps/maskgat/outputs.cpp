@@ -134,7 +134,8 @@ void add_inputs(OutputPlan& plan, const DataOptions& data) {
   const FileSources& files = data.files;
   for (const auto& [option, path] :
        {std::pair{"--graph", &files.graph}, std::pair{"--features", &files.features},
-        std::pair{"--labels", &files.labels}, std::pair{"--split", &files.split}}) {
+        std::pair{"--labels", &files.labels}, std::pair{"--split", &files.split},
+        std::pair{"--npz", &data.npz}}) {
     if (!path->empty()) plan.add_input(option, *path);
   }
 }

@@ -22,6 +22,7 @@
 #include "maskgat/io/limits.hpp"
 #include "maskgat/io/linqs.hpp"
 #include "maskgat/io/node_index.hpp"
+#include "maskgat/io/npz.hpp"
 #include "maskgat/io/output_file.hpp"
 #include "maskgat/io/planetoid.hpp"
 #include "maskgat/io/splits.hpp"

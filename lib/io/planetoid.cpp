@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "io/detail/assemble.hpp"
 #include "io/detail/pickle_decoders.hpp"
 #include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
-#include "maskgat/graph/build.hpp"
 
 namespace maskgat {
 namespace {
@@ -306,25 +306,10 @@ Dataset read_planetoid(const std::filesystem::path& dir, std::string_view name,
   EdgeList edges;
   edges.sources = std::move(adjacency.sources);
   edges.targets = std::move(adjacency.targets);
-  GraphEdit built = build_graph(num_nodes, edges);
-  edges = EdgeList();
-  GraphEdit symmetric = symmetrize(built.graph);
-  GraphEdit simple = remove_self_loops(symmetric.graph);
   // Duplicates and self-loops are known properties of the published files, so they stay notes
   // even under `strict`.
-  const std::string graph_note = "planetoid: " + files.file_name("graph") + ": ";
-  if (built.removed > 0) {
-    dataset.notes.push_back(graph_note + std::to_string(built.removed) +
-                            " duplicate edge(s) merged");
-  }
-  if (symmetric.added > 0) {
-    dataset.notes.push_back(graph_note + std::to_string(symmetric.added) +
-                            " reverse edge(s) added");
-  }
-  if (simple.removed > 0) {
-    dataset.notes.push_back(graph_note + std::to_string(simple.removed) + " self-loop(s) removed");
-  }
-  dataset.graph = std::move(simple.graph);
+  dataset.graph = detail::published_graph(
+      num_nodes, std::move(edges), "planetoid: " + files.file_name("graph") + ": ", dataset.notes);
   dataset.preparation.undirected = true;  // symmetrised above
 
   dataset.class_names.reserve(static_cast<std::size_t>(num_classes));

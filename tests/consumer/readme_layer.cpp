@@ -1,8 +1,6 @@
 #include <iostream>
 
-#include "maskgat/graph/masks.hpp"
-#include "maskgat/io/dataset.hpp"
-#include "maskgat/nn/gat_conv.hpp"
+#include "maskgat/maskgat.hpp"  // everything public
 
 int main() {
   maskgat::DatasetOptions options;

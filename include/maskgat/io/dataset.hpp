@@ -144,11 +144,23 @@ MASKGAT_EXPORT void normalize_features(Dataset& dataset, FeatureNormalization ru
 MASKGAT_EXPORT void draw_split(Dataset& dataset, const std::optional<RandomSplitSizes>& sizes,
                                std::uint64_t seed);
 
-/// Loads `cora`, `citeseer`, `pubmed` (from `options.source`) or `synthetic:...`; names and the
-/// `synthetic:` prefix are matched without regard to case.
+/// Replaces `dataset`'s split by the split file at `path`, which names the dataset's nodes by
+/// `Dataset::node_names` (as `write_split` writes them); nodes it does not list are in no part.
+/// Records that the split came with the data (`DataPreparation::random_split` false).
+/// @param dataset node names and labels set
+/// @param path    the split file (`read_split`'s format)
+/// @param options strictness and limits
+/// @throws what `read_split` throws: IoError, ParseError (an unknown node, a node in two parts,
+///         an unlabelled node in a part).
+MASKGAT_EXPORT void read_split_into(Dataset& dataset, const std::filesystem::path& path,
+                                    const ReadOptions& options);
+
+/// Loads `cora`, `citeseer`, `pubmed` (from `options.source`), Shchur et al.'s
+/// `amazon-computers`, `amazon-photo` and `coauthor-cs` (`graphdata/*.npz`) or `synthetic:...`;
+/// names and the `synthetic:` prefix are matched without regard to case.
 /// @param name    a built-in name, or a `synthetic:` spec (`parse_synthetic_spec`)
 /// @param options data directory, source, feature handling, split seed and reader limits
-/// @return the dataset (`read_planetoid`, `read_linqs` or `make_synthetic`)
+/// @return the dataset (`read_planetoid`, `read_linqs`, `read_npz` or `make_synthetic`)
 /// @throws InvalidArgument (unknown name, `pubmed` from LINQS, bad synthetic spec), IoError
 ///         naming a missing file and the fetch command, ParseError / LimitError from the readers.
 [[nodiscard]] MASKGAT_EXPORT Dataset load_dataset(std::string_view name,

@@ -1,7 +1,10 @@
 #include "io/detail/assemble.hpp"
 
+#include <utility>
+
 #include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
+#include "maskgat/graph/build.hpp"
 
 namespace maskgat::detail {
 
@@ -74,6 +77,25 @@ LoadedGraph assemble_graph(const EdgeList& edges, const NodeIndex& nodes,
   loaded.graph = std::move(built.graph);
   loaded.undirected = options.undirected;
   return loaded;
+}
+
+Graph published_graph(std::int64_t num_nodes, EdgeList edges, const std::string& note_prefix,
+                      Notes& notes) {
+  GraphEdit built = build_graph(num_nodes, edges);
+  edges = EdgeList();
+  const std::int64_t merged = built.removed;
+  GraphEdit symmetric = symmetrize(built.graph);
+  built = GraphEdit();
+  GraphEdit simple = remove_self_loops(symmetric.graph);
+  if (merged > 0)
+    notes.push_back(note_prefix + std::to_string(merged) + " duplicate edge(s) merged");
+  if (symmetric.added > 0) {
+    notes.push_back(note_prefix + std::to_string(symmetric.added) + " reverse edge(s) added");
+  }
+  if (simple.removed > 0) {
+    notes.push_back(note_prefix + std::to_string(simple.removed) + " self-loop(s) removed");
+  }
+  return std::move(simple.graph);
 }
 
 }  // namespace maskgat::detail

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "maskgat/io/edge_list.hpp"
+#include "maskgat/io/limits.hpp"
 
 namespace maskgat::detail {
 
@@ -29,5 +30,11 @@ std::string describe_edge(std::string_view source, std::string_view target, bool
 // Throws LimitError if `count` edges would exceed `options.read.limits.max_edges`.
 void check_edge_limit(std::int64_t count, const EdgeListOptions& options, std::string_view reader,
                       const std::string& path, std::int64_t line);
+
+// The graph of `edges` as PyG builds the published datasets: duplicates merged, every edge also
+// reversed, self-loops removed; a note starting with `note_prefix` for each step that changed
+// something (they are known properties of the published files, so notes even when strict).
+Graph published_graph(std::int64_t num_nodes, EdgeList edges, const std::string& note_prefix,
+                      Notes& notes);
 
 }  // namespace maskgat::detail

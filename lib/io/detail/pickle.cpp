@@ -15,9 +15,11 @@
 namespace maskgat::detail {
 namespace {
 
-// Protocol-2 opcodes (Python's pickletools names).
+// Protocol-2 and -3 opcodes (Python's pickletools names).
 constexpr unsigned char kMark = '(';
 constexpr unsigned char kStop = '.';
+constexpr unsigned char kBinBytes = 'B';
+constexpr unsigned char kShortBinBytes = 'C';
 constexpr unsigned char kBinFloat = 'G';
 constexpr unsigned char kBinInt = 'J';
 constexpr unsigned char kBinInt1 = 'K';
@@ -26,6 +28,7 @@ constexpr unsigned char kNoneOp = 'N';
 constexpr unsigned char kReduce = 'R';
 constexpr unsigned char kBinString = 'T';
 constexpr unsigned char kShortBinString = 'U';
+constexpr unsigned char kBinUnicode = 'X';
 constexpr unsigned char kAppend = 'a';
 constexpr unsigned char kBuild = 'b';
 constexpr unsigned char kGlobal = 'c';
@@ -64,6 +67,7 @@ constexpr std::array kAllowedGlobals{
     AllowedGlobal{"numpy", "ndarray", PickleClass::kNdarray},
     AllowedGlobal{"numpy", "dtype", PickleClass::kDtype},
     AllowedGlobal{"scipy.sparse.csr", "csr_matrix", PickleClass::kCsrMatrix},
+    AllowedGlobal{"scipy.sparse._csr", "csr_matrix", PickleClass::kCsrMatrix},
     AllowedGlobal{"collections", "defaultdict", PickleClass::kDefaultDict},
     AllowedGlobal{"__builtin__", "list", PickleClass::kList},
     AllowedGlobal{"copy_reg", "_reconstructor", PickleClass::kCopyRegReconstructor},
@@ -92,6 +96,12 @@ std::string_view opcode_name(unsigned char op) noexcept {
       return "BINSTRING";
     case kShortBinString:
       return "SHORT_BINSTRING";
+    case kBinUnicode:
+      return "BINUNICODE";
+    case kBinBytes:
+      return "BINBYTES";
+    case kShortBinBytes:
+      return "SHORT_BINBYTES";
     case kAppend:
       return "APPEND";
     case kBuild:
@@ -507,9 +517,10 @@ class PickleParser {
 };
 
 PickleId PickleParser::run() {
-  if (size_ == 0) fail("empty file: expected a protocol-2 pickle");
+  if (size_ == 0) fail("empty file: expected a protocol-2 or -3 pickle");
   if (byte(0) != kProto) {
-    fail("not a protocol-2 pickle: expected PROTO (0x80) at byte 0, got " + describe_byte(byte(0)));
+    fail("not a protocol-2 or -3 pickle: expected PROTO (0x80) at byte 0, got " +
+         describe_byte(byte(0)));
   }
   while (true) {
     if (pos_ >= size_) {
@@ -521,9 +532,9 @@ PickleId PickleParser::run() {
       case kProto: {
         const std::uint64_t version = read_unsigned(at, op, 1);
         if (at != 0) fail("PROTO" + byte_at(at) + " is not at the start of the file");
-        if (version != 2) {
+        if (version != 2 && version != 3) {
           fail("unsupported pickle protocol " + std::to_string(version) + byte_at(1) +
-               ", expected 2");
+               ", expected 2 or 3");
         }
         break;
       }
@@ -580,7 +591,12 @@ PickleId PickleParser::run() {
         break;
       }
       case kShortBinString:
+      case kShortBinBytes:
         string_value(at, op, static_cast<std::int64_t>(read_unsigned(at, op, 1)));
+        break;
+      case kBinUnicode:
+      case kBinBytes:
+        string_value(at, op, static_cast<std::int64_t>(read_unsigned(at, op, 4)));
         break;
       case kBinString: {
         const auto length =

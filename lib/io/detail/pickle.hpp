@@ -1,16 +1,19 @@
 #pragma once
-// A bounded reader for the Python-2, protocol-2 pickles of the Planetoid datasets.
+// A bounded reader for the pickles of the Planetoid datasets (Python 2, protocol 2) and of the
+// object arrays inside npz graphs (Python 3, protocol 3).
 //
 // Nothing in a pickle is ever executed: the reader interprets a fixed set of opcodes into a
-// value tree, and a GLOBAL opcode may only name one of the classes and functions the Planetoid
-// files use (numpy arrays and dtypes, scipy CSR matrices, defaultdict(list)); calling one of them
-// through REDUCE or NEWOBJ builds a plain object record (class, arguments, state) instead.
+// value tree, and a GLOBAL opcode may only name one of the classes and functions those files use
+// (numpy arrays and dtypes, scipy CSR matrices under both module names, defaultdict(list));
+// calling one of them through REDUCE or NEWOBJ builds a plain object record (class, arguments,
+// state) instead.
 //
-// Accepted opcodes: PROTO (2 only, first), STOP, MARK, NONE, NEWTRUE, NEWFALSE, BININT, BININT1,
-// BININT2, BINFLOAT, SHORT_BINSTRING, BINSTRING, EMPTY_TUPLE, TUPLE, TUPLE1, TUPLE2, TUPLE3,
-// EMPTY_LIST, APPEND, APPENDS, EMPTY_DICT, SETITEM, SETITEMS, BINPUT, LONG_BINPUT, BINGET,
-// LONG_BINGET, GLOBAL, REDUCE, NEWOBJ, BUILD. The files use all of them except BINFLOAT, SETITEM
-// and LONG_BINGET, which are kept because a pickler emits them for the same data.
+// Accepted opcodes: PROTO (2 or 3, first), STOP, MARK, NONE, NEWTRUE, NEWFALSE, BININT, BININT1,
+// BININT2, BINFLOAT, SHORT_BINSTRING, BINSTRING, BINUNICODE, SHORT_BINBYTES, BINBYTES,
+// EMPTY_TUPLE, TUPLE, TUPLE1, TUPLE2, TUPLE3, EMPTY_LIST, APPEND, APPENDS, EMPTY_DICT, SETITEM,
+// SETITEMS, BINPUT, LONG_BINPUT, BINGET, LONG_BINGET, GLOBAL, REDUCE, NEWOBJ, BUILD. Text
+// (BINUNICODE) and bytes are both strings of bytes here. BINFLOAT and LONG_BINGET appear in none
+// of the files but are kept because a pickler emits them for the same data.
 //
 // Bounds: the whole file is held in memory (at most `Limits::max_file_bytes`); strings are views
 // into it, so a declared length is only ever checked against the bytes that remain; MARK nesting
@@ -46,7 +49,7 @@ enum class PickleKind : std::uint8_t {
   kBool,
   kInt,
   kFloat,
-  kString,  // a Python-2 `str`: raw bytes
+  kString,  // a Python-2 `str`, Python-3 `str` (UTF-8) or `bytes`: raw bytes
   kList,
   kTuple,
   kDict,
@@ -60,7 +63,7 @@ enum class PickleClass : std::uint8_t {
   kReconstruct,           // numpy.core.multiarray._reconstruct
   kNdarray,               // numpy.ndarray
   kDtype,                 // numpy.dtype
-  kCsrMatrix,             // scipy.sparse.csr.csr_matrix
+  kCsrMatrix,             // scipy.sparse.csr.csr_matrix or scipy.sparse._csr.csr_matrix
   kDefaultDict,           // collections.defaultdict
   kList,                  // __builtin__.list
   kCopyRegReconstructor,  // copy_reg._reconstructor

@@ -80,6 +80,9 @@ void split_delimited(std::string_view line, char delimiter, std::vector<std::str
 // `quoted` of binary file content, with control and non-ASCII bytes replaced by `?`.
 [[nodiscard]] std::string quoted_printable(std::string_view bytes);
 
+// Appends the UTF-8 encoding of the code point `code` (at most 0x10FFFF) to `out`.
+void append_utf8(std::string& out, std::uint32_t code);
+
 // `strerror`-style text of the current `errno`.
 [[nodiscard]] std::string errno_text();
 

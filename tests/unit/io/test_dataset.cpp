@@ -38,8 +38,9 @@ TEST_SUITE("unit") {
     CHECK(dataset.notes[0] == "edge_list: " + fixture("small/edges.txt").string() +
                                   ": 1 duplicate edge(s) merged, the first weight kept");
     // paper_d cites paper_a and is cited by none: read as given, it attends only to itself.
-    CHECK(dataset.notes[1].starts_with("1 of 6 nodes have out-edges but no in-edge other than "
-                                       "their self-loop"));
+    CHECK(
+        dataset.notes[1].starts_with("1 of 6 nodes have out-edges but no in-edge other than "
+                                     "their self-loop"));
     CHECK(dataset.preparation.rows_normalized);
     CHECK(dataset.preparation.random_split == false);
   }
@@ -52,19 +53,21 @@ TEST_SUITE("unit") {
     // A star pointing out of node 0: 4 of 5 nodes have in-edges, node 0 has none.
     const auto star = maskgat::direction_notes(graph({0, 0, 0, 0}, {1, 2, 3, 4}, 5));
     REQUIRE(star.size() == 1);
-    CHECK(star[0].starts_with("1 of 5 nodes have out-edges but no in-edge other than their "
-                              "self-loop"));
+    CHECK(
+        star[0].starts_with("1 of 5 nodes have out-edges but no in-edge other than their "
+                            "self-loop"));
     // A cycle reaches every node.
     CHECK(maskgat::direction_notes(graph({0, 1, 2}, {1, 2, 0}, 3)).empty());
     const auto both = maskgat::direction_notes(graph({0, 1, 1, 2, 0, 2}, {1, 0, 2, 1, 2, 0}, 3));
     REQUIRE(both.size() == 1);
     CHECK(both[0] == "every edge has its reverse: the edge list is undirected as given");
     // 10 of 11 edges reciprocated (a cycle both ways, and 0 -> 2); a self-loop is no edge here.
-    const auto nearly = maskgat::direction_notes(graph({0, 1, 1, 2, 2, 3, 3, 4, 4, 0, 0, 0},
-                                                       {1, 0, 2, 1, 3, 2, 4, 3, 0, 4, 2, 0}, 5));
+    const auto nearly = maskgat::direction_notes(
+        graph({0, 1, 1, 2, 2, 3, 3, 4, 4, 0, 0, 0}, {1, 0, 2, 1, 3, 2, 4, 3, 0, 4, 2, 0}, 5));
     REQUIRE(nearly.size() == 1);
-    CHECK(nearly[0] == "90.9 % of the edges have their reverse: the edge list looks undirected "
-                       "with 1 reverse edge(s) missing; --undirected adds them");
+    CHECK(nearly[0] ==
+          "90.9 % of the edges have their reverse: the edge list looks undirected "
+          "with 1 reverse edge(s) missing; --undirected adds them");
   }
 
   TEST_CASE("load_files: a graph read both ways is recorded so, and gets no direction notes") {
@@ -108,7 +111,7 @@ TEST_SUITE("unit") {
     const auto stats = maskgat::compute_statistics(maskgat::load_files(files, {}));
     CHECK(stats.nodes == 6);
     CHECK(stats.self_loops == 1);
-    CHECK(stats.edges == 8);  // a-b, b-c, c-a, d-a in both directions
+    CHECK(stats.edges == 8);           // a-b, b-c, c-a, d-a in both directions
     CHECK(stats.isolated_nodes == 2);  // paper_e (only a self-loop) and paper_f
     CHECK(stats.components == 3);
     CHECK(stats.in_degree.min == 0);
@@ -144,7 +147,8 @@ TEST_SUITE("unit") {
     files.graph = maskgat::test::write_file("dataset", "edges.txt", "paper_a paper_z\n");
     CHECK_THROWS_WITH_AS(maskgat::load_files(files, {}),
                          ("edge_list: " + files.graph.string() +
-                          ":1: unknown node 'paper_z': it has no row in the features file").c_str(),
+                          ":1: unknown node 'paper_z': it has no row in the features file")
+                             .c_str(),
                          maskgat::ParseError);
   }
 
@@ -155,8 +159,8 @@ TEST_SUITE("unit") {
                          "unknown graph format 'csv': expected auto, edgelist, graphml or dot",
                          maskgat::InvalidArgument);
     CHECK_THROWS_WITH_AS(maskgat::load_dataset("corax", {}),
-                         "unknown dataset 'corax': expected cora, citeseer, pubmed or "
-                         "synthetic:nodes=N,...",
+                         "unknown dataset 'corax': expected cora, citeseer, pubmed, "
+                         "amazon-computers, amazon-photo, coauthor-cs or synthetic:nodes=N,...",
                          maskgat::InvalidArgument);
   }
 

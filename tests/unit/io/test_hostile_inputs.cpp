@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "io/detail/pickle_decoders.hpp"
 #include "fuzz/reader_inputs.hpp"
+#include "io/detail/pickle_decoders.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/dot.hpp"
 #include "maskgat/io/edge_list.hpp"
@@ -201,10 +201,12 @@ std::vector<Case> cases() {
       {"DOT", "non-finite weight", "digraph { a -> b [weight=nan] }", Kind::kParse,
        "edge 'a' -> 'b': weight 'nan' is not finite"},
       // Planetoid pickle
-      {"Planetoid pickle", "empty", "", Kind::kParse, "empty file: expected a protocol-2 pickle"},
+      {"Planetoid pickle", "empty", "", Kind::kParse,
+       "empty file: expected a protocol-2 or -3 pickle"},
       {"Planetoid pickle", "truncated", pickle.substr(0, pickle.size() / 2), Kind::kParse,
        "truncated"},
-      {"Planetoid pickle", "binary garbage", kGarbage, Kind::kParse, "not a protocol-2 pickle"},
+      {"Planetoid pickle", "binary garbage", kGarbage, Kind::kParse,
+       "not a protocol-2 or -3 pickle"},
       {"Planetoid pickle", "oversized counts", huge_string, Kind::kParse,
        "BINSTRING at byte 2 declares 2147483647 bytes, but only 13 remain"},
       {"Planetoid pickle", "deep nesting", "\x80\x02" + repeat("(", 100000) + ".", Kind::kLimit,

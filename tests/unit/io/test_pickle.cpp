@@ -89,7 +89,8 @@ const std::string kBinIntHuge = bytes("J\xff\xff\xff\x7f");
 
 const char* const kAllowed =
     "expected one of numpy.core.multiarray._reconstruct, numpy.ndarray, numpy.dtype, "
-    "scipy.sparse.csr.csr_matrix, collections.defaultdict, __builtin__.list, "
+    "scipy.sparse.csr.csr_matrix, "
+    "scipy.sparse._csr.csr_matrix, collections.defaultdict, __builtin__.list, "
     "copy_reg._reconstructor, __builtin__.object";
 
 }  // namespace
@@ -141,7 +142,8 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("pickle: truncated files") {
-    CHECK_THROWS_WITH_AS(parse(""), "planetoid: t.pkl: empty file: expected a protocol-2 pickle",
+    CHECK_THROWS_WITH_AS(parse(""),
+                         "planetoid: t.pkl: empty file: expected a protocol-2 or -3 pickle",
                          maskgat::ParseError);
     // 2 BININT1 without its byte.
     CHECK_THROWS_WITH_AS(parse(bytes("\x80\x02K")),
@@ -195,22 +197,40 @@ TEST_SUITE("unit") {
     }
   }
 
+  TEST_CASE("pickle: protocol 3 text and bytes are strings") {
+    // (BINUNICODE 'hi', SHORT_BINBYTES 'ab', BINBYTES 'xyz') as a tuple
+    const maskgat::detail::Pickle p =
+        parse(bytes("\x80\x03X\x02\x00\x00\x00hiC\x02"
+                    "abB\x03\x00\x00\x00xyz\x87."));
+    const auto items = p.items(p.root());
+    REQUIRE(items.size() == 3);
+    CHECK(p.bytes(items[0]) == "hi");
+    CHECK(p.bytes(items[1]) == "ab");
+    CHECK(p.bytes(items[2]) == "xyz");
+    CHECK_THROWS_WITH_AS(
+        parse(bytes("\x80\x03X\x05\x00\x00\x00hi.")),
+        "planetoid: t.pkl: BINUNICODE at byte 2 declares 5 bytes, but only 3 remain",
+        maskgat::ParseError);
+  }
+
   TEST_CASE("pickle: unsupported opcodes and protocols") {
-    // 2 BINUNICODE (protocol 1+, never written by these files)
-    CHECK_THROWS_WITH_AS(parse(bytes("\x80\x02X\x02\x00\x00\x00hi.")),
-                         "planetoid: t.pkl: unsupported opcode 0x58 ('X') at byte 2",
+    // SHORT_BINUNICODE (protocol 4, never written by these files)
+    CHECK_THROWS_WITH_AS(parse(bytes("\x80\x03\x8c\x02hi.")),
+                         "planetoid: t.pkl: unsupported opcode 0x8c at byte 2",
                          maskgat::ParseError);
     // 2 FRAME (protocol 4)
     CHECK_THROWS_WITH_AS(parse(bytes("\x80\x02\x95")),
                          "planetoid: t.pkl: unsupported opcode 0x95 at byte 2",
                          maskgat::ParseError);
-    CHECK_THROWS_WITH_AS(parse(bytes("(.")),
-                         "planetoid: t.pkl: not a protocol-2 pickle: expected PROTO (0x80) at "
-                         "byte 0, got 0x28 ('(')",
-                         maskgat::ParseError);
-    CHECK_THROWS_WITH_AS(parse(bytes("\x80\x03N.")),
-                         "planetoid: t.pkl: unsupported pickle protocol 3 at byte 1, expected 2",
-                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(
+        parse(bytes("(.")),
+        "planetoid: t.pkl: not a protocol-2 or -3 pickle: expected PROTO (0x80) at "
+        "byte 0, got 0x28 ('(')",
+        maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(
+        parse(bytes("\x80\x04N.")),
+        "planetoid: t.pkl: unsupported pickle protocol 4 at byte 1, expected 2 or 3",
+        maskgat::ParseError);
     CHECK_THROWS_WITH_AS(parse(bytes("\x80\x02N.N")),
                          "planetoid: t.pkl: 1 trailing byte(s) after STOP at byte 3",
                          maskgat::ParseError);
@@ -398,17 +418,19 @@ TEST_SUITE("unit") {
          "byte 353)")
             .c_str(),
         maskgat::ParseError);
-    CHECK_THROWS_WITH_AS(decode_csr_matrix(parse(patched(allx,
-                                                         bytes("U\x02"
-                                                               "f4"),
-                                                         bytes("U\x02"
-                                                               "c8"))),
-                                           {}),
-                         ("planetoid: t.pkl: 'data' of " + self +
-                          ": the numpy.ndarray created at byte 353: "
-                          "unsupported dtype 'c8', expected 'i4', 'i8', 'f4' or 'f8'")
-                             .c_str(),
-                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(
+        decode_csr_matrix(parse(patched(allx,
+                                        bytes("U\x02"
+                                              "f4"),
+                                        bytes("U\x02"
+                                              "c8"))),
+                          {}),
+        ("planetoid: t.pkl: 'data' of " + self +
+         ": the numpy.ndarray created at byte 353: "
+         "unsupported dtype 'c8', expected a little-endian bool, integer, float, unicode, "
+         "bytes or object type such as '<f4'")
+            .c_str(),
+        maskgat::ParseError);
 
     // scipy allows unsorted rows; they come back sorted.
     const auto unsorted =

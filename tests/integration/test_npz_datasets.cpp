@@ -1,0 +1,77 @@
+// Shchur et al.'s npz graphs (`$MASKGAT_DATA_DIR/graphdata`, `gnn-benchmark`, `ppnp`), checked
+// against PyTorch Geometric's `Amazon`, `Coauthor` and `read_npz` counts and datasets/README.md.
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "maskgat/core/error.hpp"
+#include "maskgat/io/dataset.hpp"
+#include "maskgat/io/npz.hpp"
+#include "support/paths.hpp"
+
+namespace {
+
+struct Expected {
+  const char* name;
+  std::int64_t nodes;
+  std::int64_t edges;  // undirected both ways, no self-loops, as PyG
+  std::int64_t features;
+  std::int64_t nonzeros;
+  std::int32_t classes;
+};
+
+void check(const maskgat::Dataset& data, const Expected& expected) {
+  CAPTURE(expected.name);
+  CHECK(data.graph.num_nodes() == expected.nodes);
+  CHECK(data.graph.num_edges() == expected.edges);
+  CHECK(data.graph.num_self_loops() == 0);
+  CHECK(data.features.cols() == expected.features);
+  REQUIRE(data.features.is_sparse());
+  CHECK(data.features.sparse().nonZeros() == expected.nonzeros);
+  CHECK(data.num_classes() == expected.classes);
+  CHECK(data.node_names.front() == "0");
+  CHECK(data.node_names.back() == std::to_string(expected.nodes - 1));
+  for (const std::int32_t label : data.labels) REQUIRE((label >= 0 && label < expected.classes));
+}
+
+}  // namespace
+
+TEST_SUITE("integration") {
+  TEST_CASE("npz datasets: Amazon Computers, Amazon Photo and Coauthor CS (pickled layout)") {
+    maskgat::DatasetOptions options;
+    options.data_dir = maskgat::test::data_dir();
+    const maskgat::Dataset computers = maskgat::load_dataset("amazon-computers", options);
+    check(computers, {"amazon-computers", 13752, 491722, 767, 3675081, 10});
+    CHECK(computers.class_names.front() == "Desktops");
+    const maskgat::Dataset photo = maskgat::load_dataset("Amazon-Photo", options);
+    check(photo, {"amazon-photo", 7650, 238162, 745, 1979909, 8});
+    const maskgat::Dataset cs = maskgat::load_dataset("coauthor-cs", options);
+    check(cs, {"coauthor-cs", 18333, 163788, 6805, 1092079, 15});
+    CHECK(cs.name == "coauthor-cs");
+  }
+
+  TEST_CASE("npz datasets: the plain-array layout (gnn-benchmark Cora and CiteSeer, Cora-ML)") {
+    const maskgat::DatasetOptions options;
+    const auto dir = maskgat::test::data_dir();
+    check(maskgat::read_npz(dir / "gnn-benchmark" / "cora.npz", "cora.npz", options),
+          {"cora.npz", 2708, 10556, 1433, 49216, 7});
+    check(maskgat::read_npz(dir / "gnn-benchmark" / "citeseer.npz", "citeseer.npz", options),
+          {"citeseer.npz", 3312, 9072, 3703, 105165, 6});
+    check(maskgat::read_npz(dir / "ppnp" / "cora_ml.npz", "cora_ml.npz", options),
+          {"cora_ml.npz", 2995, 16316, 2879, 151171, 7});
+  }
+
+  TEST_CASE("npz datasets: a missing file names the fetch command") {
+    maskgat::DatasetOptions options;
+    options.data_dir = maskgat::test::scratch_dir("npz_missing");
+    CHECK_THROWS_WITH_AS(
+        static_cast<void>(maskgat::load_dataset("amazon-photo", options)),
+        ("npz: cannot open '" + (options.data_dir / "graphdata" / "amazon_photo.npz").string() +
+         "': No such file or directory (fetch it with: datasets/fetch.sh --dest " +
+         options.data_dir.string() + " amazon-photo (installed: maskgat-fetch))")
+            .c_str(),
+        maskgat::IoError);
+  }
+}
