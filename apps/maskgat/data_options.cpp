@@ -120,9 +120,9 @@ void add_data_options(CLI::App& command, DataOptions& options) {
                   "CSV/TSV features with a header 'node,<names...>'; defines the nodes")
       ->needs(graph);
   command.add_option("--labels", files.labels, "Labels file, 'node label' per line")->needs(graph);
-  auto* split = command.add_option("--split", files.split,
-                                   "Split file, 'node train|val|test' per line (with --graph or "
-                                   "--npz, whose nodes are named by their row)");
+  command.add_option("--split", files.split,
+                     "Split file, 'node train|val|test' per line, naming the nodes as --split-out "
+                     "writes them (npz graphs: by their row)");
   command.add_flag("--undirected", files.undirected, "Add the reverse of every edge")->needs(graph);
   command.add_flag("--numeric-ids", files.numeric_ids, "Node tokens are 0-based integer ids")
       ->needs(graph);
@@ -135,13 +135,27 @@ void add_data_options(CLI::App& command, DataOptions& options) {
                    "Treat merged or dropped input (duplicates, unknown citations) as errors");
   command.add_option("--seed", options.seed,
                      "Seed of random splits and, in train, of the model (default 0)");
-  command
-      .add_option("--split-sizes", options.split_sizes,
-                  "TRAIN_PER_CLASS,VAL,TEST: sizes of random splits (default 20,500,1000, "
-                  "scaled down on graphs too small for them)")
-      ->delimiter(',')
-      ->expected(3)
-      ->check(integer_at_least(0));
+  auto* sizes =
+      command
+          .add_option("--split-sizes", options.split_sizes,
+                      "TRAIN_PER_CLASS,VAL,TEST: sizes of random splits (default 20,500,1000, "
+                      "scaled down on graphs too small for them)")
+          ->delimiter(',')
+          ->expected(3)
+          ->check(integer_at_least(0));
+  auto* per_class =
+      command
+          .add_option(
+              "--split-per-class", options.split_per_class,
+              "TRAIN,VAL: random splits of TRAIN training and VAL validation nodes per class "
+              "and every other labelled node for test (Shchur et al.: 20,30)")
+          ->delimiter(',')
+          ->expected(2)
+          ->check(integer_at_least(0));
+  per_class->excludes(sizes);
+  command.add_flag("--largest-component", load.largest_component,
+                   "Keep only the largest weakly connected component (as Shchur et al.); the "
+                   "split is drawn on it");
   command.add_option("--max-nodes", limits.max_nodes, "Reader limit: nodes")
       ->check(integer_at_least(1))
       ->capture_default_str();
@@ -169,12 +183,9 @@ void add_data_options(CLI::App& command, DataOptions& options) {
                   "Reader limit: nesting in GraphML and DOT files")
       ->check(integer_at_least(1))
       ->capture_default_str();
-  command.callback([dataset, graph, npz, split] {
+  command.callback([dataset, graph, npz] {
     if (dataset->count() == 0 && graph->count() == 0 && npz->count() == 0) {
       throw CLI::RequiredError("--dataset, --graph or --npz");
-    }
-    if (split->count() > 0 && graph->count() == 0 && npz->count() == 0) {
-      throw CLI::ValidationError("--split", "needs --graph or --npz");
     }
   });
 }
@@ -213,8 +224,8 @@ Dataset load_data_for_model(DataOptions& options, const std::optional<train::Dat
       say(run, "note: model " + model + ": " + note);
     }
   }
-  const bool own_split =
-      options.seed || !options.split_sizes.empty() || !options.files.split.empty();
+  const bool own_split = options.seed || !options.split_sizes.empty() ||
+                         !options.split_per_class.empty() || !options.files.split.empty();
   Dataset dataset = load_model_data(options, run, [&](Dataset& loaded) {
     if (follow && with_split && !own_split) train::redraw_split_as_trained(*trained, loaded);
   });
@@ -256,6 +267,9 @@ Dataset load_data(DataOptions& options, const RunOptions& run,
     load.split_sizes =
         RandomSplitSizes{options.split_sizes[0], options.split_sizes[1], options.split_sizes[2]};
   }
+  if (!options.split_per_class.empty()) {
+    load.split_sizes = per_class_split(options.split_per_class[0], options.split_per_class[1]);
+  }
   load.source = options.source == "linqs" ? DatasetSource::kLinqs : DatasetSource::kPlanetoid;
   load.data_dir = resolve_data_dir(options.data_dir, default_data_dir());
   std::string prefix = options.dataset.substr(0, 10);
@@ -271,6 +285,9 @@ Dataset load_data(DataOptions& options, const RunOptions& run,
                     : !options.npz.empty()
                         ? read_npz(options.npz, options.npz.filename().string(), load)
                         : load_files(options.files, load);
+  if (options.files.graph.empty() && !options.files.split.empty()) {
+    read_split_into(dataset, options.files.split, load.read);  // own files read theirs above
+  }
   if (prepare) prepare(dataset);
   for (const auto& note : dataset.notes) say(run, "note: " + note);
   const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;

@@ -26,7 +26,8 @@ struct DataOptions {
   DatasetOptions load;
   std::optional<std::uint64_t> seed;      // --seed (default 0; a model's split seed when applied)
   std::vector<std::int64_t> split_sizes;  // --split-sizes: train per class, val, test; or empty
-  bool as_given = false;                  // --data-as-given: a model's preparation is not applied
+  std::vector<std::int64_t> split_per_class;  // --split-per-class: train, val per class; or empty
+  bool as_given = false;  // --data-as-given: a model's preparation is not applied
 };
 
 // How a subcommand runs and reports; the same options on every subcommand.

@@ -163,9 +163,15 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
       ->add_option("--patience", options.patience,
                    "Early-stopping patience in epochs; 0 trains exactly --epochs (default 100)")
       ->check(integer_at_least(0));
-  command->add_option("--runs", options.runs, "Runs with seeds seed, seed+1, ...")
+  command
+      ->add_option("--runs", options.runs,
+                   "Runs with seeds seed, seed+1, ...; a random split is drawn again for each run "
+                   "with its seed")
       ->check(integer_at_least(1))
       ->capture_default_str();
+  command->add_flag("--same-split", options.same_split,
+                    "With --runs: keep the first run's random split, so runs differ only in "
+                    "initialisation and dropout");
   add_model_limits(*command, options.limits, true);
   command->add_option("--metrics-json", options.metrics_json,
                       "Also write per-run and summary metrics to this file, as --json prints them");
@@ -180,7 +186,8 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
                       "write the curves' CSV beside it (one run only)");
   add_run_options(*command, options.run, true);
   command->footer(
-      "--seed seeds the first run (initialisation and dropout) and random splits.\n"
+      "--seed seeds the first run (initialisation, dropout and a random split); run k uses\n"
+      "seed+k for all three unless --same-split.\n"
       "Features with no negative entries are row-normalised, as in the paper.\n\n"
       "Examples:\n"
       "  maskgat train --dataset cora\n"
@@ -224,22 +231,32 @@ int run_train(TrainCommandOptions& options) {
 
   std::vector<train::FitResult> results;
   std::vector<std::uint64_t> seeds;
-  std::vector<train::EpochStats> curves;  // of the last run, for --plot (one run only)
+  std::vector<nlohmann::ordered_json> split_seeds;  // per run: its random split's seed, or null
+  std::vector<train::EpochStats> curves;            // of the last run, for --plot (one run only)
   train::TrainOptions last;
+  Dataset redrawn;  // a later run's own random split of the data
   for (std::int64_t run = 0; run < options.runs; ++run) {
+    const Dataset& data = [&]() -> const Dataset& {
+      if (run == 0 || options.same_split || !dataset.preparation.random_split) return dataset;
+      redrawn = dataset;
+      std::erase_if(redrawn.notes,
+                    [](const std::string& note) { return note.starts_with("random split:"); });
+      draw_split(redrawn, dataset.preparation.split_sizes,
+                 dataset.preparation.split_seed + static_cast<std::uint64_t>(run));
+      return redrawn;
+    }();
     const train::TrainOptions train_options =
         resumed ? resumed->options
                 : recipe(options, options.data.load.seed + static_cast<std::uint64_t>(run));
     // A model too large for its limits is bad usage (the options asked for it), not bad data.
-    train::check_model_size(train_options, dataset);
+    train::check_model_size(train_options, data);
     last = train_options;
     train::Trainer trainer = [&] {
       try {
         if (resumed) {
-          return train::Trainer(dataset, *resumed,
-                                options.epochs.value_or(resumed->options.epochs));
+          return train::Trainer(data, *resumed, options.epochs.value_or(resumed->options.epochs));
         }
-        return train::Trainer(dataset, train_options);
+        return train::Trainer(data, train_options);
       } catch (const InvalidArgument& error) {
         throw Error(error.what());  // data the model cannot train on is a data error
       }
@@ -253,6 +270,9 @@ int run_train(TrainCommandOptions& options) {
     progress.finish();
     results.push_back(result);
     seeds.push_back(train_options.seed);
+    split_seeds.push_back(data.preparation.random_split
+                              ? nlohmann::ordered_json(data.preparation.split_seed)
+                              : nlohmann::ordered_json(nullptr));
     if (options.save) {
       train::save_checkpoint(*options.save, trainer.checkpoint(), output.force);
       say(output, "saved the model to " + options.save->string());
@@ -281,7 +301,7 @@ int run_train(TrainCommandOptions& options) {
   double variance = 0.0;
   for (const auto& result : results) variance += std::pow(result.test_accuracy - mean, 2);
   const double std_dev = std::sqrt(variance / count);
-  // Every run scores the same test nodes (the split does not change between runs).
+  // Every run's split has the same sizes, so all or none of them have test nodes.
   const bool tested = results.front().test_nodes > 0;
   if (!tested) say(output, "note: the split has no test nodes, so there is no test accuracy");
   if (!output.json) {
@@ -302,6 +322,7 @@ int run_train(TrainCommandOptions& options) {
   for (std::size_t k = 0; k < results.size(); ++k) {
     runs.push_back(
         {{"seed", seeds[k]},
+         {"split_seed", split_seeds[k]},
          {"epochs", results[k].epochs},
          {"best_epoch", results[k].best_epoch},
          {"val_acc", results[k].val_nodes > 0 ? nlohmann::ordered_json(results[k].val_accuracy)

@@ -18,6 +18,7 @@ struct TrainCommandOptions {
   std::optional<double> dropout, attention_dropout, learning_rate, weight_decay;
   bool whole_graph = false;
   std::int64_t runs = 1;
+  bool same_split = false;  // --same-split: every run on the first run's random split
   ModelLimits limits;
   std::optional<std::filesystem::path> metrics_json, save, resume, plot, split_out;
   RunOptions run;

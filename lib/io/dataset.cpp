@@ -6,10 +6,13 @@
 #include <iomanip>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/bgl.hpp"
+#include "maskgat/graph/build.hpp"
 #include "maskgat/io/dot.hpp"
 #include "maskgat/io/edge_list.hpp"
 #include "maskgat/io/graphml.hpp"
@@ -145,6 +148,56 @@ void draw_split(Dataset& dataset, const std::optional<RandomSplitSizes>& sizes,
   dataset.preparation.split_sizes = drawn;
 }
 
+void keep_largest_component(Dataset& dataset) {
+  dataset.preparation.largest_component = true;
+  std::vector<std::int32_t> component;
+  const std::int64_t count = weak_components(dataset.graph, &component);
+  if (count <= 1) return;
+  std::vector<std::int64_t> sizes(static_cast<std::size_t>(count), 0);
+  for (const std::int32_t c : component) ++sizes[static_cast<std::size_t>(c)];
+  const auto largest =
+      static_cast<std::int32_t>(std::max_element(sizes.begin(), sizes.end()) - sizes.begin());
+  std::vector<NodeId> kept;
+  std::vector<NodeId> new_id(component.size(), -1);
+  for (std::size_t i = 0; i < component.size(); ++i) {
+    if (component[i] != largest) continue;
+    new_id[i] = static_cast<NodeId>(kept.size());
+    kept.push_back(static_cast<NodeId>(i));
+  }
+  EdgeList edges = to_edge_list(dataset.graph);
+  EdgeList inside;
+  for (std::size_t e = 0; e < edges.sources.size(); ++e) {
+    const NodeId source = new_id[static_cast<std::size_t>(edges.sources[e])];
+    if (source < 0) continue;  // both ends lie in one component
+    inside.sources.push_back(source);
+    inside.targets.push_back(new_id[static_cast<std::size_t>(edges.targets[e])]);
+    if (!edges.weights.empty()) inside.weights.push_back(edges.weights[e]);
+  }
+  edges = EdgeList();
+  dataset.graph = build_graph(static_cast<std::int64_t>(kept.size()), inside).graph;
+  if (dataset.features.rows() == static_cast<std::int64_t>(component.size())) {
+    dataset.features = dataset.features.select_rows(kept);
+  }
+  const auto keep = [&](auto& values) {
+    if (values.size() != component.size()) return;  // absent (or not per node)
+    std::remove_reference_t<decltype(values)> selected;
+    selected.reserve(kept.size());
+    for (const NodeId node : kept) selected.push_back(values[static_cast<std::size_t>(node)]);
+    values = std::move(selected);
+  };
+  keep(dataset.labels);
+  keep(dataset.node_names);
+  keep(dataset.split);
+  dataset.notes.push_back("largest component: " + std::to_string(kept.size()) + " of " +
+                          std::to_string(component.size()) + " nodes kept (" +
+                          std::to_string(count) + " components)");
+  if (dataset.preparation.random_split) {
+    std::erase_if(dataset.notes,
+                  [](const std::string& note) { return note.starts_with("random split:"); });
+    draw_split(dataset, dataset.preparation.split_sizes, dataset.preparation.split_seed);
+  }
+}
+
 void read_split_into(Dataset& dataset, const std::filesystem::path& path,
                      const ReadOptions& options) {
   NodeIndex nodes = NodeIndex::named(static_cast<std::int64_t>(dataset.node_names.size()));
@@ -157,7 +210,17 @@ void read_split_into(Dataset& dataset, const std::filesystem::path& path,
                 [](const std::string& note) { return note.starts_with("random split:"); });
 }
 
-Dataset load_dataset(std::string_view name, const DatasetOptions& options) {
+namespace {
+
+// The largest component when the options ask for it (read_npz keeps it itself).
+Dataset with_component_rule(Dataset dataset, const DatasetOptions& options) {
+  if (options.largest_component && !dataset.preparation.largest_component) {
+    keep_largest_component(dataset);
+  }
+  return dataset;
+}
+
+Dataset load_named(std::string_view name, const DatasetOptions& options) {
   // Names are matched without regard to case (`Cora` is `cora`); a spec's keys are lower case.
   std::string canonical(name);
   const std::size_t spec = std::min(canonical.find(':'), canonical.size());
@@ -190,6 +253,12 @@ Dataset load_dataset(std::string_view name, const DatasetOptions& options) {
   throw InvalidArgument("unknown dataset '" + std::string(name) +
                         "': expected cora, citeseer, pubmed, amazon-computers, amazon-photo, "
                         "coauthor-cs or synthetic:nodes=N,...");
+}
+
+}  // namespace
+
+Dataset load_dataset(std::string_view name, const DatasetOptions& options) {
+  return with_component_rule(load_named(name, options), options);
 }
 
 Dataset load_files(const FileSources& files, const DatasetOptions& options) {
@@ -248,7 +317,7 @@ Dataset load_files(const FileSources& files, const DatasetOptions& options) {
       dataset.notes.push_back(std::move(note));
   }
   if (!files.features.empty()) normalize_features(dataset, options.normalize_features);
-  return dataset;
+  return with_component_rule(std::move(dataset), options);
 }
 
 Statistics compute_statistics(const Dataset& dataset) {

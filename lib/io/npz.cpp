@@ -312,6 +312,7 @@ Dataset read_npz(const std::filesystem::path& path, const std::string& name,
   dataset.node_names.reserve(static_cast<std::size_t>(num_nodes));
   for (std::int64_t i = 0; i < num_nodes; ++i) dataset.node_names.push_back(std::to_string(i));
   draw_split(dataset, options.split_sizes, options.seed);
+  if (options.largest_component) keep_largest_component(dataset);
   return dataset;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "io/detail/node_values.hpp"
 #include "io/detail/text.hpp"
@@ -127,7 +129,8 @@ RandomSplitSizes default_split_sizes(std::span<const std::int32_t> labels, std::
 std::vector<SplitPart> random_split(std::span<const std::int32_t> labels, std::int32_t num_classes,
                                     const RandomSplitSizes& sizes, std::uint64_t seed,
                                     Notes& notes) {
-  if (sizes.train_per_class < 0 || sizes.val < 0 || sizes.test < 0) {
+  if (sizes.train_per_class < 0 || sizes.val < 0 ||
+      (sizes.test < 0 && sizes.test != RandomSplitSizes::kRest)) {
     throw InvalidArgument("random_split: split sizes must be non-negative");
   }
   std::vector<std::vector<NodeId>> by_class(static_cast<std::size_t>(std::max(num_classes, 0)));
@@ -143,31 +146,42 @@ std::vector<SplitPart> random_split(std::span<const std::int32_t> labels, std::i
   Rng rng(seed);
   std::vector<SplitPart> split(labels.size(), SplitPart::kNone);
   std::vector<NodeId> rest;
+  // Per class: its training nodes, then (per class) its validation nodes.
+  std::vector<std::pair<SplitPart, std::int64_t>> per_class{
+      {SplitPart::kTrain, sizes.train_per_class}};
+  if (sizes.val_per_class) per_class.emplace_back(SplitPart::kVal, sizes.val);
   for (std::size_t c = 0; c < by_class.size(); ++c) {
     auto& members = by_class[c];
     shuffle(members, rng);
-    const auto take =
-        std::min<std::size_t>(members.size(), static_cast<std::size_t>(sizes.train_per_class));
-    if (take < static_cast<std::size_t>(sizes.train_per_class)) {
-      notes.push_back("random split: class " + std::to_string(c) + " has " +
-                      std::to_string(members.size()) + " labelled node(s), fewer than the " +
-                      std::to_string(sizes.train_per_class) + " training nodes asked for");
-    }
-    for (std::size_t k = 0; k < members.size(); ++k) {
-      if (k < take) {
-        split[static_cast<std::size_t>(members[k])] = SplitPart::kTrain;
-      } else {
-        rest.push_back(members[k]);
+    std::size_t next = 0;
+    for (const auto& [part, wanted] : per_class) {
+      const auto take =
+          std::min<std::size_t>(members.size() - next, static_cast<std::size_t>(wanted));
+      if (take < static_cast<std::size_t>(wanted)) {
+        notes.push_back(
+            "random split: class " + std::to_string(c) + " has " + std::to_string(members.size()) +
+            " labelled node(s), fewer than the " + std::to_string(wanted) + " " +
+            (part == SplitPart::kTrain ? "training" : "validation") + " nodes asked for" +
+            (part == SplitPart::kTrain ? "" : " after its training nodes"));
       }
+      for (std::size_t k = 0; k < take; ++k)
+        split[static_cast<std::size_t>(members[next + k])] = part;
+      next += take;
     }
+    rest.insert(rest.end(), members.begin() + static_cast<std::ptrdiff_t>(next), members.end());
   }
   std::sort(rest.begin(), rest.end());
   shuffle(rest, rng);
+  std::vector<std::pair<SplitPart, std::int64_t>> from_rest;
+  if (!sizes.val_per_class) from_rest.emplace_back(SplitPart::kVal, sizes.val);
+  from_rest.emplace_back(SplitPart::kTest, sizes.test);
   std::size_t next = 0;
-  for (const auto& [part, wanted] :
-       {std::pair{SplitPart::kVal, sizes.val}, std::pair{SplitPart::kTest, sizes.test}}) {
-    const auto take = std::min<std::size_t>(rest.size() - next, static_cast<std::size_t>(wanted));
-    if (take < static_cast<std::size_t>(wanted)) {
+  for (const auto& [part, wanted] : from_rest) {
+    const std::size_t left = rest.size() - next;
+    const auto take = wanted == RandomSplitSizes::kRest
+                          ? left
+                          : std::min<std::size_t>(left, static_cast<std::size_t>(wanted));
+    if (wanted != RandomSplitSizes::kRest && take < static_cast<std::size_t>(wanted)) {
       notes.push_back(std::string("random split: asked for ") + std::to_string(wanted) + " " +
                       split_part_name(part) + " node(s), only " + std::to_string(take) +
                       " labelled node(s) left");

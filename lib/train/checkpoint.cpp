@@ -21,8 +21,10 @@ constexpr std::string_view kMagic = "MGATCKPT";
 // Version 2 added the positional encoding after the seed; version 1 files (without one) still
 // load, as models without an encoding. Version 3 added the receptive-field flag after it;
 // older files train on the whole graph, as they were trained. Version 4 added the data record
-// after the training state; older files have none.
-constexpr std::uint32_t kVersion = 4;
+// after the training state; older files have none. Version 5 added to the record whether only the
+// largest component was kept and whether validation nodes were drawn per class (the test size
+// may then be "the rest", -1).
+constexpr std::uint32_t kVersion = 5;
 constexpr std::uint32_t kOldestVersion = 1;
 
 std::uint64_t fnv1a(std::string_view bytes) {
@@ -220,7 +222,8 @@ TrainingState read_state(Reader& in) {
 void write_data(Writer& out, const DataRecord& data) {
   const DataPreparation& preparation = data.preparation;
   for (const bool flag :
-       {preparation.undirected, preparation.rows_normalized, preparation.random_split}) {
+       {preparation.undirected, preparation.rows_normalized, preparation.random_split,
+        preparation.largest_component, preparation.split_sizes.val_per_class}) {
     out.scalar<std::uint8_t>(flag ? 1 : 0);
   }
   out.scalar(preparation.split_seed);
@@ -232,11 +235,16 @@ void write_data(Writer& out, const DataRecord& data) {
   out.scalar(data.split_hash);
 }
 
-DataRecord read_data(Reader& in) {
+DataRecord read_data(Reader& in, std::uint32_t version) {
   DataRecord data;
   DataPreparation& preparation = data.preparation;
-  for (bool* flag :
-       {&preparation.undirected, &preparation.rows_normalized, &preparation.random_split}) {
+  std::vector<bool*> flags{&preparation.undirected, &preparation.rows_normalized,
+                           &preparation.random_split};
+  if (version >= 5) {
+    flags.push_back(&preparation.largest_component);
+    flags.push_back(&preparation.split_sizes.val_per_class);
+  }
+  for (bool* flag : flags) {
     const auto value = in.scalar<std::uint8_t>();
     if (value > 1) in.fail("data record flag " + std::to_string(value) + ", expected 0 or 1");
     *flag = value == 1;
@@ -245,7 +253,9 @@ DataRecord read_data(Reader& in) {
   for (std::int64_t* size : {&preparation.split_sizes.train_per_class, &preparation.split_sizes.val,
                              &preparation.split_sizes.test}) {
     *size = in.scalar<std::int64_t>();
-    if (*size < 0) in.fail("data record: negative split size " + std::to_string(*size));
+    const bool rest =
+        version >= 5 && size == &preparation.split_sizes.test && *size == RandomSplitSizes::kRest;
+    if (*size < 0 && !rest) in.fail("data record: negative split size " + std::to_string(*size));
   }
   data.nodes = in.scalar<std::int64_t>();
   if (data.nodes < 0) in.fail("data record: " + std::to_string(data.nodes) + " nodes");
@@ -462,7 +472,7 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Limits& limi
   if (version >= 4) {
     const auto recorded = in.scalar<std::uint8_t>();
     if (recorded > 1) in.fail("data record marker " + std::to_string(recorded));
-    if (recorded == 1) checkpoint.data = read_data(in);
+    if (recorded == 1) checkpoint.data = read_data(in, version);
   }
   in.finish();
   check_stored_sizes(in, checkpoint.options.model, checkpoint.values.size(),
@@ -497,7 +507,10 @@ std::string describe_split(const DataPreparation& preparation) {
   const RandomSplitSizes& sizes = preparation.split_sizes;
   return "a random split with seed " + std::to_string(preparation.split_seed) + " (" +
          std::to_string(sizes.train_per_class) + " per class, " + std::to_string(sizes.val) +
-         " val, " + std::to_string(sizes.test) + " test)";
+         (sizes.val_per_class ? " val per class, " : " val, ") +
+         (sizes.test == RandomSplitSizes::kRest ? std::string("the rest")
+                                                : std::to_string(sizes.test)) +
+         " test)";
 }
 
 }  // namespace
@@ -515,6 +528,13 @@ std::vector<std::string> data_differences(const DataRecord& trained, const Datas
   if (before.undirected != now.undirected) {
     differences.push_back("it was trained " + edges(before.undirected) + ", this data is read " +
                           edges(now.undirected));
+  }
+  const auto nodes = [](bool largest) {
+    return largest ? std::string("its largest component only") : std::string("every node");
+  };
+  if (before.largest_component != now.largest_component) {
+    differences.push_back("it was trained on " + nodes(before.largest_component) +
+                          ", this data holds " + nodes(now.largest_component));
   }
   const auto features = [](bool normalized) {
     return normalized ? std::string("rows normalised") : std::string("as stored");
@@ -544,6 +564,7 @@ std::vector<std::string> prepare_as_trained(const DataRecord& trained, FileSourc
   }
   options.normalize_features = trained.preparation.rows_normalized ? FeatureNormalization::kAuto
                                                                    : FeatureNormalization::kNone;
+  options.largest_component = trained.preparation.largest_component;
   return notes;
 }
 

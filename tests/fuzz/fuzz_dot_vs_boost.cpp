@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <set>
 
-#include "io/detail/dot_lexer.hpp"
 #include "fuzz/boost_reference.hpp"
+#include "io/detail/dot_lexer.hpp"
 #include "maskgat/io/dot.hpp"
 
 namespace {

@@ -2,8 +2,8 @@
 // applies to its root (CSR matrix for x/tx/allx, integer matrix for y/ty/ally, adjacency dict for
 // graph).
 
-#include "io/detail/pickle_decoders.hpp"
 #include "fuzz/fuzz_input.hpp"
+#include "io/detail/pickle_decoders.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace maskgat;

@@ -3,10 +3,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <tuple>
 
 #include "maskgat/core/error.hpp"
+#include "maskgat/graph/bgl.hpp"
 #include "maskgat/io/dataset.hpp"
 #include "maskgat/io/npz.hpp"
 #include "support/paths.hpp"
@@ -50,6 +53,28 @@ TEST_SUITE("integration") {
     const maskgat::Dataset cs = maskgat::load_dataset("coauthor-cs", options);
     check(cs, {"coauthor-cs", 18333, 163788, 6805, 1092079, 15});
     CHECK(cs.name == "coauthor-cs");
+  }
+
+  TEST_CASE("npz datasets: Shchur et al.'s protocol, largest component and 20,30 per class") {
+    maskgat::DatasetOptions options;
+    options.data_dir = maskgat::test::data_dir();
+    options.largest_component = true;
+    options.split_sizes = maskgat::per_class_split(20, 30);
+    for (const auto& [name, nodes, classes] :
+         {std::tuple{"amazon-computers", 13381, 10}, std::tuple{"amazon-photo", 7487, 8},
+          std::tuple{"coauthor-cs", 18333, 15}}) {
+      CAPTURE(name);
+      const maskgat::Dataset data = maskgat::load_dataset(name, options);
+      CHECK(data.graph.num_nodes() == nodes);
+      CHECK(maskgat::weak_components(data.graph) == 1);
+      const auto count = [&](maskgat::SplitPart part) {
+        return std::count(data.split.begin(), data.split.end(), part);
+      };
+      CHECK(count(maskgat::SplitPart::kTrain) == 20 * classes);
+      CHECK(count(maskgat::SplitPart::kVal) == 30 * classes);
+      CHECK(count(maskgat::SplitPart::kTest) == nodes - 50 * classes);
+      CHECK(data.preparation.largest_component);
+    }
   }
 
   TEST_CASE("npz datasets: the plain-array layout (gnn-benchmark Cora and CiteSeer, Cora-ML)") {

@@ -35,6 +35,8 @@ struct DataPreparation {
   bool undirected = false;
   bool rows_normalized = false;  ///< feature rows were normalised to sum 1
   bool random_split = false;     ///< the split was drawn (`draw_split`), not read
+  /// Only the largest weakly connected component was kept (`keep_largest_component`).
+  bool largest_component = false;
   std::uint64_t split_seed = 0;  ///< with `random_split`: its seed
   RandomSplitSizes split_sizes;  ///< with `random_split`: the sizes it was drawn with
 };
@@ -97,6 +99,9 @@ struct DatasetOptions {
   std::uint64_t seed = 0;
   /// The sizes of those random splits; unset: `default_split_sizes` of the labels.
   std::optional<RandomSplitSizes> split_sizes;
+  /// Keep only the largest weakly connected component (`keep_largest_component`), as Shchur et
+  /// al. evaluate; the split is then drawn on it.
+  bool largest_component = false;
   ReadOptions read;  ///< limits and strictness of every reader
 };
 
@@ -143,6 +148,15 @@ MASKGAT_EXPORT void normalize_features(Dataset& dataset, FeatureNormalization ru
 /// @throws InvalidArgument as `random_split`.
 MASKGAT_EXPORT void draw_split(Dataset& dataset, const std::optional<RandomSplitSizes>& sizes,
                                std::uint64_t seed);
+
+/// Keeps only the largest weakly connected component of `dataset` (the first of equal ones, in
+/// order of their smallest node), as Shchur et al. and PyG's `LargestConnectedComponents` do: its
+/// nodes keep their order and names, the other nodes and their features and labels are dropped,
+/// a random split is drawn again on what is kept (with the sizes and seed it was drawn with) and a
+/// split that came with the data keeps its parts. A note says how many nodes were kept; it is
+/// recorded in `dataset.preparation`. O(N + E).
+/// @param dataset any dataset
+MASKGAT_EXPORT void keep_largest_component(Dataset& dataset);
 
 /// Replaces `dataset`'s split by the split file at `path`, which names the dataset's nodes by
 /// `Dataset::node_names` (as `write_split` writes them); nodes it does not list are in no part.

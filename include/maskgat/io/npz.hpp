@@ -21,7 +21,8 @@ namespace maskgat {
 /// The graph is made undirected, duplicates merged and self-loops removed (notes say how many);
 /// the features are as stored, then normalised by `options.normalize_features`; nodes are named
 /// by their row (`0`, `1`, ...), so a split file can name them; the split is drawn at random
-/// (`options.seed`, `options.split_sizes`). The archive goes through libzip, the members through
+/// (`options.seed`, `options.split_sizes`), on the largest component with
+/// `options.largest_component`. The archive goes through libzip, the members through
 /// bounded `.npy` and pickle readers that accept only what these files hold (numpy arrays and
 /// dtypes, scipy's CSR class under both module names, dicts, lists and strings); anything else is
 /// a `ParseError`, nothing is ever executed. Serial.

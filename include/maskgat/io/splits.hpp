@@ -22,12 +22,29 @@ enum class SplitPart : std::uint8_t { kNone, kTrain, kVal, kTest };
 /// @return a static string
 [[nodiscard]] MASKGAT_EXPORT const char* split_part_name(SplitPart part) noexcept;
 
-/// Sizes of a random split, as Planetoid's random splits (`per_class` training nodes per class).
+/// Sizes of a random split: as Planetoid's random splits (`train_per_class` training nodes per
+/// class, then `val` and `test` nodes from the rest), or as Shchur et al.'s (`val` validation
+/// nodes per class too, and every other labelled node for test: `per_class_split`).
 struct RandomSplitSizes {
+  /// `test` value: every labelled node not in training or validation.
+  static constexpr std::int64_t kRest = -1;
   std::int64_t train_per_class = 20;  ///< training nodes per class (>= 0)
-  std::int64_t val = 500;             ///< validation nodes (>= 0)
-  std::int64_t test = 1000;           ///< test nodes (>= 0)
+  std::int64_t val = 500;             ///< validation nodes (>= 0), per class with `val_per_class`
+  std::int64_t test = 1000;           ///< test nodes (>= 0), or `kRest`
+  bool val_per_class = false;         ///< `val` counts per class
+
+  /// Equal when every size and flag is.
+  /// @return whether they are equal
+  bool operator==(const RandomSplitSizes&) const = default;
 };
+
+/// Shchur et al.'s protocol: `train` and `val` nodes per class, every other labelled node for test.
+/// @param train training nodes per class (Shchur et al.: 20)
+/// @param val   validation nodes per class (Shchur et al.: 30)
+/// @return the sizes
+[[nodiscard]] constexpr RandomSplitSizes per_class_split(std::int64_t train, std::int64_t val) {
+  return {train, val, RandomSplitSizes::kRest, true};
+}
 
 /// Writes `split` as `read_split` reads it: one `node train|val|test` line per node in a part,
 /// in node order, with `write_file_atomically`.
@@ -51,8 +68,8 @@ MASKGAT_EXPORT void write_split(const std::filesystem::path& path,
 /// @param num_classes K; labels at or above it are not counted
 /// @param notes       receives a note when the sizes are scaled
 /// @return the sizes to draw with
-[[nodiscard]] MASKGAT_EXPORT RandomSplitSizes default_split_sizes(
-    std::span<const std::int32_t> labels, std::int32_t num_classes, Notes& notes);
+[[nodiscard]] MASKGAT_EXPORT RandomSplitSizes
+default_split_sizes(std::span<const std::int32_t> labels, std::int32_t num_classes, Notes& notes);
 
 /// Reads `node train|val|test` lines (two fields; comments etc. as the edge list). `nodes` must
 /// be frozen. Nodes not listed are in no part. Serial.
@@ -71,8 +88,9 @@ MASKGAT_EXPORT void write_split(const std::filesystem::path& path,
     Notes& notes, std::span<const std::int32_t> labels = {});
 
 /// A seeded stratified split of the labelled nodes (`labels[i] >= 0`): `train_per_class` nodes of
-/// each class, then `val`, then `test` nodes drawn from the rest. When fewer labelled nodes
-/// exist than asked for, parts are filled in that order with what exists and a note says so.
+/// each class (and `val` more of each with `val_per_class`), then `val` (unless per class) and
+/// `test` nodes drawn from the rest (all of it with `kRest`). When fewer labelled nodes exist than
+/// asked for, parts are filled in that order with what exists and a note says so.
 /// Serial; the same labels, sizes and seed give the same split on every platform.
 /// @param labels      N class ids, -1 for an unlabelled node
 /// @param num_classes K; every label must be below it
@@ -80,7 +98,7 @@ MASKGAT_EXPORT void write_split(const std::filesystem::path& path,
 /// @param seed        seeds the shuffles (an `Rng`)
 /// @param notes       receives a note for each part that could not be filled
 /// @return the part of each of the N nodes; unlabelled nodes are in no part
-/// @throws InvalidArgument when a size is negative or a label is K or more.
+/// @throws InvalidArgument when a size is negative (but `test` = `kRest`) or a label is K or more.
 [[nodiscard]] MASKGAT_EXPORT std::vector<SplitPart> random_split(
     std::span<const std::int32_t> labels, std::int32_t num_classes, const RandomSplitSizes& sizes,
     std::uint64_t seed, Notes& notes);

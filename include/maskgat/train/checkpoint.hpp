@@ -70,7 +70,8 @@ struct DataRecord {
                                                                        bool with_split);
 
 /// Options that read data as the model's data was read: `files.undirected` set when the model's
-/// edges were read both ways, and the model's row normalisation in `options`. Call it before
+/// edges were read both ways, and the model's row normalisation and largest-component rule in
+/// `options`. Call it before
 /// `load_files` or `load_dataset` (built-in datasets fix their direction themselves).
 /// @param trained the model's record (`Checkpoint::data`)
 /// @param files   own files to be read, or nullptr for a built-in dataset

@@ -1,7 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/build.hpp"
@@ -103,6 +105,43 @@ TEST_SUITE("unit") {
     maskgat::normalize_features(data, maskgat::FeatureNormalization::kRows);
     CHECK(data.features.dense()(0, 1) == 0.75F);
     CHECK(data.preparation.rows_normalized);
+  }
+
+  TEST_CASE("keep_largest_component keeps one component's nodes, rows, names and split") {
+    // Components {0, 1, 2} and {3, 4}: the first is kept.
+    maskgat::EdgeList edges;
+    edges.sources = {0, 1, 1, 2, 3, 4};
+    edges.targets = {1, 0, 2, 1, 4, 3};
+    maskgat::Dataset data;
+    data.graph = maskgat::build_graph(5, edges).graph;
+    maskgat::DenseFeatures x(5, 2);
+    x << 0, 1, 2, 3, 4, 5, 6, 7, 8, 9;
+    data.features = maskgat::FeatureMatrix(x);
+    data.labels = {0, 1, 0, 1, -1};
+    data.class_names = {"a", "b"};
+    data.node_names = {"n0", "n1", "n2", "n3", "n4"};
+    using maskgat::SplitPart;
+    data.split = {SplitPart::kTrain, SplitPart::kVal, SplitPart::kTest, SplitPart::kTrain,
+                  SplitPart::kNone};
+    maskgat::Dataset fixed = data;
+    maskgat::keep_largest_component(fixed);
+    CHECK(fixed.graph.num_nodes() == 3);
+    CHECK(fixed.graph.num_edges() == 4);
+    CHECK(fixed.node_names == std::vector<std::string>{"n0", "n1", "n2"});
+    CHECK(fixed.labels == std::vector<std::int32_t>{0, 1, 0});
+    CHECK(fixed.split ==
+          std::vector<SplitPart>{SplitPart::kTrain, SplitPart::kVal, SplitPart::kTest});
+    CHECK(fixed.features.dense()(2, 1) == 5.0F);
+    CHECK(fixed.preparation.largest_component);
+    CHECK(fixed.notes.back() == "largest component: 3 of 5 nodes kept (2 components)");
+
+    // A random split is drawn again on the kept nodes, with its sizes and seed.
+    maskgat::draw_split(data, maskgat::RandomSplitSizes{1, 1, 1}, 4);
+    maskgat::keep_largest_component(data);
+    CHECK(data.preparation.random_split);
+    CHECK(data.preparation.split_seed == 4);
+    REQUIRE(data.split.size() == 3);
+    CHECK(std::count(data.split.begin(), data.split.end(), SplitPart::kTrain) == 2);
   }
 
   TEST_CASE("compute_statistics counts what info prints") {

@@ -59,17 +59,19 @@ TEST_SUITE("unit") {
     CHECK(scaled.val == 6);
     CHECK(scaled.test == 33 - 4 - 6);
     REQUIRE(notes.size() == 1);
-    CHECK(notes[0] == "random split: 33 labelled node(s) are too few for 20 per class, 500 val and "
-                      "1000 test; drawn with 2 per class, 6 val and 23 test (a fifth of the "
-                      "smallest class, a fifth of the labelled nodes, the rest; --split-sizes sets "
-                      "them)");
+    CHECK(notes[0] ==
+          "random split: 33 labelled node(s) are too few for 20 per class, 500 val and "
+          "1000 test; drawn with 2 per class, 6 val and 23 test (a fifth of the "
+          "smallest class, a fifth of the labelled nodes, the rest; --split-sizes sets "
+          "them)");
     const auto split = maskgat::random_split(small, 3, scaled, 1, notes);
     CHECK(count(split, SplitPart::kTrain) == 4);
     CHECK(count(split, SplitPart::kVal) == 6);
     CHECK(count(split, SplitPart::kTest) == 23);
     REQUIRE(notes.size() == 2);  // every part filled; the class without nodes is noted
-    CHECK(notes[1] == "random split: class 2 has 0 labelled node(s), fewer than the 2 training "
-                      "nodes asked for");
+    CHECK(notes[1] ==
+          "random split: class 2 has 0 labelled node(s), fewer than the 2 training "
+          "nodes asked for");
   }
 
   TEST_CASE("write_split writes what read_split reads back, and refuses names it cannot hold") {
@@ -127,19 +129,55 @@ TEST_SUITE("unit") {
                        "random split: asked for 1000 test node(s), only 0 labelled node(s) left"});
   }
 
+  TEST_CASE("random split per class: train and validation nodes per class, the rest for test") {
+    std::vector<std::int32_t> labels(300);
+    for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 3);
+    labels[5] = -1;
+    maskgat::Notes notes;
+    const maskgat::RandomSplitSizes sizes = maskgat::per_class_split(20, 30);
+    const auto split = maskgat::random_split(labels, 3, sizes, 7, notes);
+    CHECK(notes.empty());
+    for (std::int32_t c = 0; c < 3; ++c) {
+      std::int64_t train = 0;
+      std::int64_t val = 0;
+      for (std::size_t i = 0; i < labels.size(); ++i) {
+        if (labels[i] != c) continue;
+        train += split[i] == SplitPart::kTrain ? 1 : 0;
+        val += split[i] == SplitPart::kVal ? 1 : 0;
+      }
+      CHECK(train == 20);
+      CHECK(val == 30);
+    }
+    CHECK(count(split, SplitPart::kTest) == 299 - 150);
+    CHECK(split[5] == SplitPart::kNone);
+    CHECK(maskgat::random_split(labels, 3, sizes, 7, notes) == split);
+    // Too small a class: its validation nodes are what its training nodes leave.
+    const std::vector<std::int32_t> few{0, 0, 0, 1, 1, 1, 1, 1, 1};
+    const auto small = maskgat::random_split(few, 2, maskgat::per_class_split(2, 2), 1, notes);
+    CHECK(count(small, SplitPart::kVal) == 3);
+    CHECK(count(small, SplitPart::kTest) == 2);
+    REQUIRE(notes.size() == 1);
+    CHECK(notes[0] ==
+          "random split: class 0 has 3 labelled node(s), fewer than the 2 validation nodes asked "
+          "for after its training nodes");
+  }
+
   TEST_CASE("split file: parts per node and pinned errors") {
     maskgat::Notes notes;
     const auto split = load("0 train\n3 test\n1 val\n", notes);
     CHECK(split == std::vector<SplitPart>{SplitPart::kTrain, SplitPart::kVal, SplitPart::kNone,
                                           SplitPart::kTest});
-    CHECK_THROWS_WITH_AS(load("0 training\n", notes),
-                         (where() + ":1: unknown split part 'training': expected train, val or test").c_str(),
-                         maskgat::ParseError);
-    CHECK_THROWS_WITH_AS(load("0 train\n0 test\n", notes),
-                         (where() + ":2: node '0' is in 'test' here but in 'train' on line 1").c_str(),
-                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(
+        load("0 training\n", notes),
+        (where() + ":1: unknown split part 'training': expected train, val or test").c_str(),
+        maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(
+        load("0 train\n0 test\n", notes),
+        (where() + ":2: node '0' is in 'test' here but in 'train' on line 1").c_str(),
+        maskgat::ParseError);
     CHECK_THROWS_WITH_AS(load("9 train\n", notes),
-                         (where() + ":1: node '9' is not in the graph").c_str(), maskgat::ParseError);
+                         (where() + ":1: node '9' is not in the graph").c_str(),
+                         maskgat::ParseError);
     CHECK_THROWS_WITH_AS(load("0\n", notes),
                          (where() + ":1: expected 2 columns (node train|val|test), got 1").c_str(),
                          maskgat::ParseError);

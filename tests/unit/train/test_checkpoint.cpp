@@ -48,15 +48,15 @@ void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
 // 7 reals, epochs, patience and seed. Format version 2 follows them with the positional
 // encoding's kind (1 byte) and width (8), version 3 with the receptive-field flag (1).
 constexpr std::size_t kOptionsBytes = 1 + 6 * 8 + 7 * 8 + 3 * 8;
-// Format version 4 ends the payload with the data record: a marker, three flags, the split's
-// seed and sizes, the node count and two hashes.
-constexpr std::size_t kDataRecordBytes = 1 + 3 + 8 + 3 * 8 + 3 * 8;
+// Format version 5 ends the payload with the data record: a marker, five flags, the split's
+// seed and sizes, the node count and two hashes (version 4: three flags).
+constexpr std::size_t kDataRecordBytes = 1 + 5 + 8 + 3 * 8 + 3 * 8;
 
 // The payload of `trainer`'s checkpoint, saved to `dir` as a file would hold it.
 std::string saved_payload(const train::Trainer& trainer, const std::filesystem::path& dir) {
   train::save_checkpoint(dir / "saved.ckpt", trainer.checkpoint(), true);
   const std::string bytes = read_bytes(dir / "saved.ckpt");
-  REQUIRE(bytes[8] == 4);
+  REQUIRE(bytes[8] == 5);
   return bytes.substr(maskgat::test::kCheckpointHeader,
                       bytes.size() - maskgat::test::kCheckpointHeader - 8);
 }
@@ -150,13 +150,13 @@ TEST_SUITE("unit") {
     CHECK(loaded.values == values);
   }
 
-  TEST_CASE("a checkpoint records its data; a version 3 file has no record; bad records fail") {
+  TEST_CASE("a checkpoint records its data, version 4 and 3 files load, bad records fail") {
     const auto dir = maskgat::test::scratch_dir("checkpoint_data_record");
     const maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 12, 3, 8);
     train::Trainer trainer(data, options_with(3));
     trainer.fit();
-    train::save_checkpoint(dir / "v4.ckpt", trainer.checkpoint(), true);
-    const train::Checkpoint loaded = train::load_checkpoint(dir / "v4.ckpt");
+    train::save_checkpoint(dir / "v5.ckpt", trainer.checkpoint(), true);
+    const train::Checkpoint loaded = train::load_checkpoint(dir / "v5.ckpt");
     REQUIRE(loaded.data);
     const train::DataRecord expected = train::record_data(data);
     CHECK(loaded.data->nodes == data.graph.num_nodes());
@@ -166,22 +166,55 @@ TEST_SUITE("unit") {
     CHECK(loaded.data->preparation.split_sizes.val == data.preparation.split_sizes.val);
     CHECK(train::data_differences(*loaded.data, data, true).empty());
 
-    std::string payload = read_bytes(dir / "v4.ckpt");
+    CHECK_FALSE(loaded.data->preparation.largest_component);
+    std::string payload = read_bytes(dir / "v5.ckpt");
     payload = payload.substr(maskgat::test::kCheckpointHeader,
                              payload.size() - maskgat::test::kCheckpointHeader - 8);
+    // Version 4: the record without the largest-component and per-class flags.
+    std::string v4 = payload;
+    v4.erase(v4.size() - kDataRecordBytes + 4, 2);
+    write_bytes(dir / "v4.ckpt", maskgat::test::frame_checkpoint(v4, 4));
+    const train::Checkpoint old = train::load_checkpoint(dir / "v4.ckpt");
+    REQUIRE(old.data);
+    CHECK(old.data->split_hash == expected.split_hash);
+    CHECK(old.data->preparation.split_sizes == loaded.data->preparation.split_sizes);
     std::string flag = payload;
     flag[flag.size() - kDataRecordBytes + 1] = 3;  // the undirected flag
-    write_bytes(dir / "flag.ckpt", maskgat::test::frame_checkpoint(flag, 4));
+    write_bytes(dir / "flag.ckpt", maskgat::test::frame_checkpoint(flag, 5));
     CHECK_THROWS_WITH_AS(train::load_checkpoint(dir / "flag.ckpt"),
                          doctest::Contains("data record flag 3, expected 0 or 1"),
                          maskgat::ParseError);
     std::string marker = payload;
     marker[marker.size() - kDataRecordBytes] = 0;  // no record, but its bytes follow
-    write_bytes(dir / "marker.ckpt", maskgat::test::frame_checkpoint(marker, 4));
+    write_bytes(dir / "marker.ckpt", maskgat::test::frame_checkpoint(marker, 5));
     CHECK_THROWS_AS(train::load_checkpoint(dir / "marker.ckpt"), maskgat::ParseError);
     payload.resize(payload.size() - kDataRecordBytes);
     write_bytes(dir / "v3.ckpt", maskgat::test::frame_checkpoint(payload, 3));
     CHECK_FALSE(train::load_checkpoint(dir / "v3.ckpt").data);
+  }
+
+  TEST_CASE("a version 5 record keeps the largest-component rule and a per-class split") {
+    const auto dir = maskgat::test::scratch_dir("checkpoint_record_v5");
+    maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 12, 3, 8);
+    maskgat::draw_split(data, maskgat::per_class_split(5, 5), 3);
+    maskgat::keep_largest_component(data);
+    train::Trainer trainer(data, options_with(2));
+    trainer.fit();
+    train::save_checkpoint(dir / "m.ckpt", trainer.checkpoint(), true);
+    const train::Checkpoint loaded = train::load_checkpoint(dir / "m.ckpt");
+    REQUIRE(loaded.data);
+    CHECK(loaded.data->preparation.largest_component);
+    CHECK(loaded.data->preparation.split_sizes == maskgat::per_class_split(5, 5));
+    CHECK(train::data_differences(*loaded.data, data, true).empty());
+
+    maskgat::DatasetOptions options;
+    static_cast<void>(train::prepare_as_trained(*loaded.data, nullptr, options));
+    CHECK(options.largest_component);
+    maskgat::Dataset whole = maskgat::test::synthetic_dataset(300, 5.0, 12, 3, 8);
+    const auto differences = train::data_differences(*loaded.data, whole, false);
+    REQUIRE_FALSE(differences.empty());
+    CHECK(differences[0] ==
+          "it was trained on its largest component only, this data holds every node");
   }
 
   TEST_CASE("data_differences names direction, normalisation and another split of the same nodes") {
@@ -208,12 +241,12 @@ TEST_SUITE("unit") {
     CHECK(train::data_differences(trained, changed, true).size() == 2);
   }
 
-  TEST_CASE("a version 2 checkpoint trains on the whole graph; a bad receptive-field flag fails") {
+  TEST_CASE("a version 2 checkpoint trains on the whole graph, and a bad receptive-field flag fails") {
     const auto dir = maskgat::test::scratch_dir("checkpoint_version2");
     auto [payload, values] = short_run_payload(dir);
     std::string flagged = payload;
     flagged[kOptionsBytes + 9] = 2;
-    write_bytes(dir / "flag.ckpt", maskgat::test::frame_checkpoint(flagged, 4));
+    write_bytes(dir / "flag.ckpt", maskgat::test::frame_checkpoint(flagged, 5));
     CHECK_THROWS_WITH_AS(train::load_checkpoint(dir / "flag.ckpt"),
                          doctest::Contains("receptive-field flag 2, expected 0 or 1"),
                          maskgat::ParseError);
@@ -235,7 +268,7 @@ TEST_SUITE("unit") {
       std::string changed = payload;
       changed[kOptionsBytes] = static_cast<char>(kind);
       std::memcpy(changed.data() + kOptionsBytes + 1, &dims, sizeof(dims));
-      write_bytes(dir / "bad.ckpt", maskgat::test::frame_checkpoint(changed, 4));
+      write_bytes(dir / "bad.ckpt", maskgat::test::frame_checkpoint(changed, 5));
       return dir / "bad.ckpt";
     };
     REQUIRE(train::load_checkpoint(with_encoding(2, 4)).options.positional.dims == 4);
@@ -277,12 +310,12 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(train::load_checkpoint(bad),
                          doctest::Contains("checksum mismatch: the file is corrupt"),
                          maskgat::ParseError);
-    for (const int version : {0, 5}) {
+    for (const int version : {0, 6}) {
       std::string versioned = bytes;
       versioned[8] = static_cast<char>(version);
       write_bytes(bad, versioned);
       const std::string expected =
-          "format version " + std::to_string(version) + ", this build reads versions 1 to 4";
+          "format version " + std::to_string(version) + ", this build reads versions 1 to 5";
       CHECK_THROWS_WITH_AS(train::load_checkpoint(bad), doctest::Contains(expected.c_str()),
                            maskgat::ParseError);
     }
