@@ -21,10 +21,9 @@ template <typename T>
 BasicDotAttentionConv<T>::BasicDotAttentionConv(ParameterStore<T>& store, std::string_view name,
                                                 const DotAttentionConvOptions& options, Rng& rng)
     : store_(&store), options_(options) {
-  detail::check_layer_options("dot_attention_conv", options.in_features, options.out_features,
-                              options.heads, options.dropout, options.schedule);
+  detail::check_layer_options("dot_attention_conv", options);
   const std::string prefix(name);
-  const std::int64_t width = options.heads * options.out_features;
+  const std::int64_t width = detail::heads_width(options);
   query_ = detail::add_projection(store, prefix + ".query", options.in_features, width, true, rng);
   key_ = detail::add_projection(store, prefix + ".key", options.in_features, width, true, rng);
   value_ = detail::add_projection(store, prefix + ".value", options.in_features, width, true, rng);

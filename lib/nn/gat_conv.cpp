@@ -10,13 +10,10 @@ template <typename T>
 BasicGatConv<T>::BasicGatConv(ParameterStore<T>& store, std::string_view name,
                               const GatConvOptions& options, Rng& rng)
     : store_(&store), options_(options) {
-  const std::string where = "gat_conv";
-  detail::check_layer_options(where, options.in_features, options.out_features, options.heads,
-                              options.dropout, options.schedule);
-  detail::check_slope(where, options.negative_slope);
+  detail::check_layer_options("gat_conv", options);
   const std::string prefix(name);
-  const std::int64_t width = options.heads * options.out_features;
-  lin_ = detail::add_projection(store, prefix, options.in_features, width, false, rng);
+  lin_ = detail::add_projection(store, prefix, options.in_features, detail::heads_width(options),
+                                false, rng);
   att_src_ = store.add(prefix + ".att_src", options.heads, options.out_features);
   glorot_uniform<T>(store.value(att_src_), options.heads, options.out_features, rng);
   att_dst_ = store.add(prefix + ".att_dst", options.heads, options.out_features);

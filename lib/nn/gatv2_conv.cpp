@@ -9,17 +9,13 @@ template <typename T>
 BasicGatV2Conv<T>::BasicGatV2Conv(ParameterStore<T>& store, std::string_view name,
                                   const GatV2ConvOptions& options, Rng& rng)
     : store_(&store), options_(options) {
-  const std::string where = "gatv2_conv";
-  detail::check_layer_options(where, options.in_features, options.out_features, options.heads,
-                              options.dropout, options.schedule);
-  detail::check_slope(where, options.negative_slope);
+  detail::check_layer_options("gatv2_conv", options);
   const std::string prefix(name);
-  const std::int64_t width = options.heads * options.out_features;
-  src_ = detail::add_projection(store, prefix + ".lin_l", options.in_features, width, options.bias,
-                                rng);
+  src_ = detail::add_projection(store, prefix + ".lin_l", options.in_features,
+                                detail::heads_width(options), options.bias, rng);
   if (!options.share_weights) {
-    dst_ = detail::add_projection(store, prefix + ".lin_r", options.in_features, width,
-                                  options.bias, rng);
+    dst_ = detail::add_projection(store, prefix + ".lin_r", options.in_features,
+                                  detail::heads_width(options), options.bias, rng);
   }
   att_ = store.add(prefix + ".att", options.heads, options.out_features);
   glorot_uniform<T>(store.value(att_), options.heads, options.out_features, rng);

@@ -32,20 +32,27 @@ inline void check_dropout(const std::string& where, double dropout) {
   }
 }
 
-inline void check_layer_options(const std::string& where, std::int64_t in_features,
-                                std::int64_t out_features, std::int64_t heads, double dropout,
-                                const Schedule& schedule) {
-  check_positive(where, "in_features", in_features);
-  check_positive(where, "out_features", out_features);
-  check_positive(where, "heads", heads);
-  check_dropout(where, dropout);
-  maskgat::ops::detail::check_schedule(where.c_str(), schedule);
+// Checks the options every attention layer has (sizes, dropout, schedule), and the LeakyReLU
+// slope of those that have one (GAT, GATv2).
+template <typename Options>
+void check_layer_options(const std::string& where, const Options& options) {
+  check_positive(where, "in_features", options.in_features);
+  check_positive(where, "out_features", options.out_features);
+  check_positive(where, "heads", options.heads);
+  check_dropout(where, options.dropout);
+  maskgat::ops::detail::check_schedule(where.c_str(), options.schedule);
+  if constexpr (requires { options.negative_slope; }) {
+    if (!std::isfinite(options.negative_slope)) {
+      throw InvalidArgument(where + ": negative_slope " + std::to_string(options.negative_slope) +
+                            " is not finite");
+    }
+  }
 }
 
-inline void check_slope(const std::string& where, double slope) {
-  if (!std::isfinite(slope)) {
-    throw InvalidArgument(where + ": negative_slope " + std::to_string(slope) + " is not finite");
-  }
+// The width of a layer's projected heads, H * C.
+template <typename Options>
+std::int64_t heads_width(const Options& options) {
+  return options.heads * options.out_features;
 }
 
 // Registers `prefix.weight` (Glorot) and, when asked, `prefix.bias` (zero).
