@@ -14,8 +14,10 @@ whole-graph training epoch.
                [--attention gat|gatv2|dot] [--out all.jsonl]
 
 The peer directory is copied to a temporary folder (it may be read-only). Dataset names are
-maskgat-bench's; the peer runs `pubmed` (its stand-in features, timing only) for pubmed-shaped
-and its synthetic scales 10k / 100k / 1m for synthetic:10000 / 100000 / 1000000. The peer's
+maskgat-bench's; the peer runs `pubmed` (its stand-in features, timing only) for pubmed-shaped,
+its `graphdata` protocol (largest component, 20 + 30 nodes per class, seed 0) for
+amazon-computers, amazon-photo and coauthor-cs, and its synthetic scales 10k / 100k / 1m for
+synthetic:10000 / 100000 / 1000000. The peer's
 1m scale needs more than 16 GB to train and is only run with --peer-1m.
 """
 
@@ -29,6 +31,7 @@ import tempfile
 
 PEER_PYTHON = "/usr/bin/python3"  # Debian's python3-torch lives here, not in a pyenv shim
 PEER_SCALES = {"synthetic:10000": "10k", "synthetic:100000": "100k", "synthetic:1000000": "1m"}
+SHCHUR_GRAPHS = ("amazon-computers", "amazon-photo", "coauthor-cs")
 
 
 def run_lines(command, env=None):
@@ -49,11 +52,14 @@ def run_peer(peer_dir, data_dir, dataset, attention, epochs, jsonl):
                             "--max-timed", str(epochs)] + v2
         kind = "synthetic"
     else:
+        graphdata = dataset in SHCHUR_GRAPHS
         name = "pubmed" if dataset == "pubmed-shaped" else dataset
-        command = common + ["planetoid", "--datasets", name, "--seeds", "1",
-                            "--max-epochs", str(epochs + 3), "--patience", "100000",
-                            "--root", os.path.join(data_dir, "planetoid")] + v2
-        kind = "planetoid_summary"
+        command = common + ["graphdata" if graphdata else "planetoid", "--datasets", name,
+                            "--seeds", "1", "--max-epochs", str(epochs + 3),
+                            "--patience", "100000",
+                            "--root", os.path.join(data_dir,
+                                                   "graphdata" if graphdata else "planetoid")] + v2
+        kind = ("graphdata" if graphdata else "planetoid") + "_summary"
     lines = [line for line in run_lines(command) if line.get("kind") == kind]
     if not lines or lines[-1].get("status", "ok") != "ok":
         return None
@@ -75,7 +81,7 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", required=True, help="the maskgat-bench executable")
     parser.add_argument("--peer", required=True, help="the peer's folder (bench_torch.py)")
-    parser.add_argument("--data-dir", required=True, help="folder holding planetoid/")
+    parser.add_argument("--data-dir", required=True, help="folder holding planetoid/ and graphdata/")
     parser.add_argument("--datasets",
                         default="cora,citeseer,pubmed-shaped,synthetic:10000,synthetic:100000,"
                                 "synthetic:1000000")

@@ -22,7 +22,8 @@ namespace maskgat::app {
 namespace {
 
 train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
-  train::TrainOptions options = train::paper_recipe(cli.data.dataset);
+  train::TrainOptions options =
+      cli.recipe == "shchur" ? train::shchur_recipe() : train::paper_recipe(cli.data.dataset);
   if (cli.attention) options.model.attention = nn::parse_attention_kind(*cli.attention);
   if (cli.layers) options.model.layers = *cli.layers;
   if (cli.heads) options.model.heads = *cli.heads;
@@ -96,10 +97,11 @@ class Progress {
 
 // The options --resume takes from the checkpoint and would contradict.
 void check_resume_options(const TrainCommandOptions& options) {
-  const bool recipe_given = options.attention || options.positional || options.layers ||
-                            options.heads || options.hidden || options.output_heads ||
-                            options.patience || options.dropout || options.attention_dropout ||
-                            options.learning_rate || options.weight_decay || options.whole_graph;
+  const bool recipe_given = options.recipe || options.attention || options.positional ||
+                            options.layers || options.heads || options.hidden ||
+                            options.output_heads || options.patience || options.dropout ||
+                            options.attention_dropout || options.learning_rate ||
+                            options.weight_decay || options.whole_graph;
   if (recipe_given) {
     throw InvalidArgument(
         "--resume continues the saved run with its own model and recipe; only --epochs may be "
@@ -113,6 +115,12 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
   auto* command = app.add_subcommand(
       "train", "Train a graph attention network for node classification (the GAT paper's recipe)");
   add_data_options(*command, options.data);
+  command
+      ->add_option("--recipe", options.recipe,
+                   "Settings the other options start from: paper (the GAT paper's for the "
+                   "dataset) or shchur (for Shchur et al.'s graphs: no weight decay); default "
+                   "paper")
+      ->check(CLI::IsMember({"paper", "shchur"}));
   command
       ->add_option("--attention", options.attention,
                    "Attention layer: gat, gatv2 or dot (default gat)")

@@ -31,6 +31,12 @@ TrainOptions paper_recipe(std::string_view dataset) {
   return options;
 }
 
+TrainOptions shchur_recipe() {
+  TrainOptions options;
+  options.optimizer.weight_decay = 0.0;
+  return options;
+}
+
 FeatureMatrix model_input(const Dataset& dataset, const TrainOptions& options) {
   dataset.require_features();
   if (options.positional.kind == transforms::EncodingKind::kNone) return dataset.features;
