@@ -52,14 +52,13 @@ def run_peer(peer_dir, data_dir, dataset, attention, epochs, jsonl):
                             "--max-timed", str(epochs)] + v2
         kind = "synthetic"
     else:
-        graphdata = dataset in SHCHUR_GRAPHS
+        # The peer's subcommand for these files is also the name of their folder.
+        source = "graphdata" if dataset in SHCHUR_GRAPHS else "planetoid"
         name = "pubmed" if dataset == "pubmed-shaped" else dataset
-        command = common + ["graphdata" if graphdata else "planetoid", "--datasets", name,
-                            "--seeds", "1", "--max-epochs", str(epochs + 3),
-                            "--patience", "100000",
-                            "--root", os.path.join(data_dir,
-                                                   "graphdata" if graphdata else "planetoid")] + v2
-        kind = ("graphdata" if graphdata else "planetoid") + "_summary"
+        command = common + [source, "--datasets", name, "--seeds", "1",
+                            "--max-epochs", str(epochs + 3), "--patience", "100000",
+                            "--root", os.path.join(data_dir, source)] + v2
+        kind = source + "_summary"
     lines = [line for line in run_lines(command) if line.get("kind") == kind]
     if not lines or lines[-1].get("status", "ok") != "ok":
         return None
