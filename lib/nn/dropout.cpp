@@ -1,6 +1,8 @@
 #include "maskgat/nn/dropout.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <memory>
 
 #include "core/detail/parallel.hpp"
 #include "ops/detail/buffer.hpp"
@@ -56,37 +58,34 @@ void dropout(const RowSparse<T>& x, const DropoutKey& key, RowSparse<T>& out) {
   Index* kept_outer = out.outerIndexPtr();
   Index* kept_inner = out.innerIndexPtr();
   T* kept_values = out.valuePtr();
-  // Two parallel passes over fixed row blocks: count each row's kept entries, then (after a
-  // prefix sum) write the kept entries at their offsets. Each pass draws the mask for all of its
-  // block's entries at once, into the thread's scratch.
-  const auto block_factors = [&](std::int64_t begin, std::int64_t end) {
-    T* factors = ops::detail::row_scratch<T>(static_cast<std::size_t>(outer[end] - outer[begin]));
-    mask.fill(static_cast<std::uint64_t>(outer[begin]), outer[end] - outer[begin], factors);
-    return factors;
-  };
+  // Two parallel passes over fixed row blocks. The first draws the mask of the block's entries, a
+  // byte each, and counts each row's kept ones; after a prefix sum, the second writes the kept
+  // entries at their offsets.
+  const auto entries = static_cast<std::size_t>(x.nonZeros());
+  const std::unique_ptr<std::uint8_t[]> kept(new std::uint8_t[entries]);
   const auto count_block = [&, outer, kept_outer](std::int64_t begin, std::int64_t end) {
-    const T* factors = block_factors(begin, end);
-    const std::int64_t first = outer[begin];
+    mask.fill_kept(static_cast<std::uint64_t>(outer[begin]), outer[end] - outer[begin],
+                   kept.get() + outer[begin]);
     for (std::int64_t row = begin; row < end; ++row) {
       Index count = 0;
-      for (auto k = outer[row]; k < outer[row + 1]; ++k)
-        count += factors[k - first] != T(0) ? 1 : 0;
+      for (auto k = outer[row]; k < outer[row + 1]; ++k) count += kept[k];
       kept_outer[row + 1] = count;
     }
   };
   const auto write_block = [&, outer, inner, values, kept_outer, kept_inner, kept_values](
                                std::int64_t begin, std::int64_t end) {
-    const T* factors = block_factors(begin, end);
-    const std::int64_t first = outer[begin];
+    const T scale = mask.scale();
     // Entries are written at `position` whether kept or not (a dropped one is overwritten by the
-    // next kept one), so the loop has no branch on the random mask; it stops when the block's
-    // slots are full, as the slot after them belongs to the next block.
+    // next kept one), so the loop has no branch on the random mask. It ends after the block's
+    // last kept entry, so no write lands past the block's slots: the next one is the next
+    // block's.
+    auto last = outer[end];
+    while (last > outer[begin] && kept[last - 1] == 0) --last;
     std::int64_t position = kept_outer[begin];
-    const std::int64_t limit = kept_outer[end];
-    for (auto k = outer[begin]; k < outer[end] && position < limit; ++k) {
+    for (auto k = outer[begin]; k < last; ++k) {
       kept_inner[position] = inner[k];
-      kept_values[position] = values[k] * factors[k - first];
-      position += factors[k - first] != T(0) ? 1 : 0;
+      kept_values[position] = values[k] * scale;
+      position += kept[k];
     }
   };
   kept_outer[0] = 0;

@@ -5,8 +5,8 @@
 /// Split over oneTBB in fixed blocks (of output rows, or of rows of `W` for its gradient) whose
 /// size is a constant, so every element is computed by the same serial loop on any number of
 /// threads: results are bitwise reproducible. Sparse `x` is never densified: a sparse product
-/// costs one multiply-add per stored entry and output column, and the weight gradient first
-/// groups x's entries by column (a transpose, kept in per-thread buffers reused across calls).
+/// costs one multiply-add per stored entry and output column, and so does the weight gradient,
+/// which adds each row's `grad_out` into the rows of `W` named by the row's entries.
 
 #include "maskgat/core/tensor.hpp"
 #include "maskgat/export.hpp"
@@ -23,7 +23,8 @@ MASKGAT_EXPORT void matmul(InputRef<T> x, const Eigen::Ref<const RowMatrix<T>>& 
                            RowMatrix<T>& out);
 
 /// `grad_weight += x^T * grad_out`; for sparse `x`, each row f of `grad_weight` adds the entries
-/// (i, f) of `x` in row order, summed in registers. Fixed blocks of rows of `grad_weight`.
+/// (i, f) of `x` in row order, one task per fixed slice of 32 columns of `grad_weight`; for dense
+/// `x`, fixed blocks of rows of `grad_weight`.
 /// @param x           N x F, dense or sparse: the forward's input
 /// @param grad_out    N x K
 /// @param grad_weight F x K, accumulated into

@@ -7,7 +7,9 @@
 // multiple of 2^-16, and kept elements are scaled by 1 / (1 - rounded p), so the mask stays
 // unbiased. Hashing four elements at once makes masks four times cheaper than one hash each.
 
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <string>
 
@@ -41,37 +43,61 @@ class DropoutMask {
   // The factor of a kept element: 1 / (1 - rounded p), or 1 without dropout.
   [[nodiscard]] T scale() const noexcept { return scale_; }
 
-  // Writes the factors of elements [first, first + count) to `factors`, hashing each group of
-  // lanes once. Branch-free, and the members are copied to locals first: stores to `factors`
-  // cannot alias them then, so the compiler keeps everything in registers and vectorises the
-  // hashing (several times faster than reading the members through `this`).
+  // Writes the factors of elements [first, first + count) to `factors`.
   [[gnu::always_inline]] void fill(std::uint64_t first, std::int64_t count, T* factors) const {
+    draw(first, count, scale_, factors);
+  }
+
+  // Writes 1 for the kept elements of [first, first + count) and 0 for the dropped ones.
+  [[gnu::always_inline]] void fill_kept(std::uint64_t first, std::int64_t count,
+                                        std::uint8_t* kept) const {
+    draw(first, count, std::uint8_t{1}, kept);
+  }
+
+ private:
+  // Writes `kept` for the kept elements of [first, first + count) and V(0) for the dropped ones
+  // to `out`, hashing each group of lanes once. Whole groups go in chunks: the chunk's hashes
+  // first, then its elements from the hashes' 16-bit lanes read as one array (lane l of a hash is
+  // the l-th uint16 in memory on a little-endian machine), two loops the compiler vectorises.
+  // The members are copied to locals first: stores to `out` cannot alias them then, so they stay
+  // in registers.
+  template <typename V>
+  [[gnu::always_inline]] void draw(std::uint64_t first, std::int64_t count, V kept, V* out) const {
     if (!active_) {
-      for (std::int64_t k = 0; k < count; ++k) factors[k] = T(1);
+      for (std::int64_t k = 0; k < count; ++k) out[k] = kept;
       return;
     }
     const CounterStream stream = stream_;
     const std::uint32_t threshold = threshold_;
-    const T scale = scale_;
-    const auto factor = [&](std::uint64_t word, std::uint64_t lane) {
+    const auto value = [&](std::uint64_t word, std::uint64_t lane) {
       const auto bits = static_cast<std::uint32_t>((word >> (lane * kLaneBits)) & 0xffffU);
-      return bits >= threshold ? scale : T(0);
+      return bits >= threshold ? kept : V(0);
     };
     const std::uint64_t last = first + static_cast<std::uint64_t>(count);
     std::uint64_t k = first;
-    // A partial group at the start, whole groups, a partial group at the end.
-    for (; k < last && k % kLanes != 0; ++k) {
-      factors[k - first] = factor(stream(k / kLanes), k % kLanes);
+    // A partial group at the start, chunks of whole groups, single groups, a partial group at the
+    // end.
+    for (; k < last && k % kLanes != 0; ++k) out[k - first] = value(stream(k / kLanes), k % kLanes);
+    if constexpr (std::endian::native == std::endian::little) {
+      constexpr std::uint64_t kChunkWords = 16;
+      std::uint64_t words[kChunkWords];
+      std::uint16_t lanes[kChunkWords * kLanes];
+      for (; k + kChunkWords * kLanes <= last; k += kChunkWords * kLanes) {
+        for (std::uint64_t w = 0; w < kChunkWords; ++w) words[w] = stream(k / kLanes + w);
+        std::memcpy(lanes, words, sizeof words);
+        V* chunk = out + (k - first);
+        for (std::uint64_t e = 0; e < kChunkWords * kLanes; ++e) {
+          chunk[e] = lanes[e] >= threshold ? kept : V(0);
+        }
+      }
     }
     for (; k + kLanes <= last; k += kLanes) {
       const std::uint64_t word = stream(k / kLanes);
-      for (std::uint64_t lane = 0; lane < kLanes; ++lane)
-        factors[k - first + lane] = factor(word, lane);
+      for (std::uint64_t lane = 0; lane < kLanes; ++lane) out[k - first + lane] = value(word, lane);
     }
-    for (; k < last; ++k) factors[k - first] = factor(stream(k / kLanes), k % kLanes);
+    for (; k < last; ++k) out[k - first] = value(stream(k / kLanes), k % kLanes);
   }
 
- private:
   CounterStream stream_;
   bool active_ = false;
   std::uint32_t threshold_ = 0;

@@ -54,9 +54,9 @@ TEST_SUITE("unit") {
 
   TEST_CASE("sparse weight gradients computed inside parallel tasks are those computed alone") {
     // A thread that waits for a call's tasks may run another task's call meanwhile; each call
-    // must still group its own x's entries.
+    // must still give what it gives alone.
     constexpr std::size_t kCalls = 16;
-    constexpr std::int64_t kWide = 1000;  // several blocks of gradient rows
+    constexpr std::int64_t kWide = 1000;
     std::array<RowSparse<double>, kCalls> xs;
     std::array<RowMatrix<double>, kCalls> alone;
     const RowMatrix<double> grad_out = test::random_matrix<double>(kRows, kOut, 3);
