@@ -70,17 +70,22 @@ void attention_backward(const Graph& mask, const Score& score,
                       "the mask's node count");
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
   // Rows 0..E-1 of the workspace: per edge and head, dL/dalpha, then dL/dscore, then what the
-  // source pass needs. The rows after them: the attention-dropout mask, a byte per coefficient.
+  // source pass needs. The rows after them: the attention-dropout mask, a byte per coefficient,
+  // then (with more than one head) the values laid out channel-major, N x C rows of H.
   const std::int64_t edges = mask.num_edges();
   const auto sizeof_scalar = static_cast<std::int64_t>(sizeof(T));
-  detail::resize_buffer(workspace, edges + (edges + sizeof_scalar - 1) / sizeof_scalar, heads);
+  const std::int64_t kept_rows = (edges + sizeof_scalar - 1) / sizeof_scalar;
+  const std::int64_t value_rows = heads > 1 ? mask.num_nodes() * checked.channels : 0;
+  detail::resize_buffer(workspace, edges + kept_rows + value_rows, heads);
   T* buffer = workspace.data();
   auto* kept = reinterpret_cast<std::uint8_t*>(workspace.data() + edges * heads);
+  const detail::ChannelMajor<T> by_channel(values, heads,
+                                           workspace.data() + (edges + kept_rows) * heads);
   rows.prepare(grad_score, mask.num_nodes());
   detail::resize_buffer(grad_values, mask.num_nodes(), values.cols());
   detail::for_each_destination_range(
       mask, schedule, heads, checked.channels, [&](auto shape, const detail::RowRange& range) {
-        detail::grad_alpha_rows(shape, mask, range, grad_out.data(), values.data(), factor, buffer,
+        detail::grad_alpha_rows(shape, mask, range, grad_out.data(), by_channel, factor, buffer,
                                 kept);
         detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {
           T* row = buffer + first * heads;

@@ -51,9 +51,11 @@ void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix
   detail::resize_buffer(grad_alpha, mask.num_edges(), heads);
   detail::resize_buffer(grad_values, mask.num_nodes(), values.cols());
   std::vector<std::uint8_t> kept(static_cast<std::size_t>(mask.num_edges() * heads));
+  std::vector<T> by_channel_buffer(heads > 1 ? static_cast<std::size_t>(values.size()) : 0);
+  const detail::ChannelMajor<T> by_channel(values, heads, by_channel_buffer.data());
   detail::for_each_destination_range(
       mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {
-        detail::grad_alpha_rows(shape, mask, range, grad_out.data(), values.data(), factor,
+        detail::grad_alpha_rows(shape, mask, range, grad_out.data(), by_channel, factor,
                                 grad_alpha.data(), kept.data());
       });
   detail::for_each_source(

@@ -269,29 +269,81 @@ void aggregate_rows(S shape, const Graph& mask, const RowRange& range, const T* 
   for_each_row(mask, range, row);
 }
 
-// grad_alpha_k = d * <grad_out_i, v_{j_k}>, per head, for the rows of `range`; also writes the
-// range's mask to `kept` (edges x H bytes, 1 where d != 0), which the source pass then reads
-// instead of redrawing the mask edge by edge: a byte per coefficient rather than a float.
+// Node rows of H x C values laid out channel-major, C x H: element (h, c) of row j at
+// j * H * C + c * H + h. The per-head dot products of `grad_alpha_rows` then run over channels
+// with the heads in vector lanes, one multiply-add per channel, rather than over each head's
+// channels in turn. With a single head the layouts are the same.
+template <typename T>
+class ChannelMajor {
+ public:
+  // Lays out `values` (N x (H * C)) channel-major in `buffer` (N * H * C elements), or, with a
+  // single head, reads `values` as it is. Fixed blocks of rows in parallel.
+  ChannelMajor(const RowMatrix<T>& values, std::int64_t heads, T* buffer) : data_(values.data()) {
+    if (heads == 1) return;
+    const std::int64_t width = values.cols();
+    const std::int64_t channels = width / heads;
+    maskgat::detail::for_each_block(
+        values.rows(), maskgat::detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+          for (std::int64_t j = begin; j < end; ++j) {
+            const T* row = values.data() + j * width;
+            T* out = buffer + j * width;
+            for (std::int64_t h = 0; h < heads; ++h) {
+              for (std::int64_t c = 0; c < channels; ++c) out[c * heads + h] = row[h * channels + c];
+            }
+          }
+        });
+    data_ = buffer;
+  }
+
+  [[nodiscard]] const T* data() const { return data_; }
+
+ private:
+  const T* data_;
+};
+
+// grad_alpha_k = d * <grad_out_i, v_{j_k}>, per head, for the rows of `range`, from the values laid
+// out channel-major (`ChannelMajor`): each head's dot product is one running sum over its
+// channels in order, all heads at once. Also writes the range's mask to `kept` (edges x H bytes, 1
+// where d != 0), which the source pass then reads instead of redrawing the mask edge by edge: a
+// byte per coefficient rather than a float.
 template <typename T, typename S>
 void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T* grad_out,
-                     const T* values, const DropoutFactor<T>& dropout, T* grad_alpha,
-                     std::uint8_t* kept) {
+                     const ChannelMajor<T>& values, const DropoutFactor<T>& dropout,
+                     T* grad_alpha, std::uint8_t* kept) {
   const std::int64_t heads = shape.heads();
   const std::int64_t channels = shape.channels();
   const std::int64_t width = heads * channels;
+  const std::int64_t count = (range.last - range.first) * heads;
+  // The range's dropout factors, then the row's grad_out channel-major.
+  T* scratch = row_scratch<T>(static_cast<std::size_t>(count + width));
+  T* factors = scratch;
+  T* grad = scratch + count;
+  const T* all_values = values.data();
   for_each_row(mask, range, [&](NodeId i, const Neighbors& sources, EdgeId first) {
-    const T* grad = grad_out + i * width;
+    const T* grad_row = grad_out + i * width;
+    for (std::int64_t h = 0; h < heads; ++h) {
+      for (std::int64_t c = 0; c < channels; ++c) grad[c * heads + h] = grad_row[h * channels + c];
+    }
     for (std::size_t k = 0; k < sources.size(); ++k) {
-      prefetch_ahead(sources, k, values, width);
-      const T* value = values + sources[k] * width;
+      prefetch_ahead(sources, k, all_values, width);
+      const T* value = all_values + sources[k] * width;
       T* target = grad_alpha + (first + static_cast<std::int64_t>(k)) * heads;
-      for (std::int64_t h = 0; h < heads; ++h) {
-        target[h] = dot(grad + h * channels, value + h * channels, channels);
+      if constexpr (S::kHeadsFixed > 0) {
+        // Summed in registers.
+        Eigen::Array<T, S::kHeadsFixed, 1> sum = Eigen::Array<T, S::kHeadsFixed, 1>::Zero();
+        for (std::int64_t c = 0; c < channels; ++c) {
+          sum += head_map(shape, grad + c * heads) * head_map(shape, value + c * heads);
+        }
+        head_map(shape, target) = sum;
+      } else {
+        auto sum = head_map(shape, target);
+        sum.setZero();
+        for (std::int64_t c = 0; c < channels; ++c) {
+          sum += head_map(shape, grad + c * heads) * head_map(shape, value + c * heads);
+        }
       }
     }
   });
-  const std::int64_t count = (range.last - range.first) * heads;
-  T* factors = row_scratch<T>(static_cast<std::size_t>(count));
   dropout.fill(range.first, range.last - range.first, factors);
   T* range_grad = grad_alpha + range.first * heads;
   std::uint8_t* range_kept = kept + range.first * heads;
