@@ -281,17 +281,21 @@ class ChannelMajor {
   ChannelMajor(const RowMatrix<T>& values, std::int64_t heads, T* buffer) : data_(values.data()) {
     if (heads == 1) return;
     const std::int64_t width = values.cols();
-    const std::int64_t channels = width / heads;
-    maskgat::detail::for_each_block(
-        values.rows(), maskgat::detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
-          for (std::int64_t j = begin; j < end; ++j) {
-            const T* row = values.data() + j * width;
-            T* out = buffer + j * width;
-            for (std::int64_t h = 0; h < heads; ++h) {
-              for (std::int64_t c = 0; c < channels; ++c) out[c * heads + h] = row[h * channels + c];
+    // The shape fixed at compile time where `with_shape` fixes it, so the loops unroll.
+    with_shape(heads, width / heads, [&](auto shape) {
+      maskgat::detail::for_each_block(
+          values.rows(), maskgat::detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+            for (std::int64_t j = begin; j < end; ++j) {
+              const T* row = values.data() + j * width;
+              T* out = buffer + j * width;
+              for (std::int64_t h = 0; h < shape.heads(); ++h) {
+                for (std::int64_t c = 0; c < shape.channels(); ++c) {
+                  out[c * shape.heads() + h] = row[h * shape.channels() + c];
+                }
+              }
             }
-          }
-        });
+          });
+    });
     data_ = buffer;
   }
 
