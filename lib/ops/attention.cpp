@@ -71,22 +71,28 @@ void attention_backward(const Graph& mask, const Score& score,
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
   // Rows 0..E-1 of the workspace: per edge and head, dL/dalpha, then dL/dscore, then what the
   // source pass needs. The rows after them: the attention-dropout mask, a byte per coefficient,
-  // then (with more than one head) the values laid out channel-major, N x C rows of H.
+  // the live rows of grad_out, a byte per node, then (with more than one head) the values laid
+  // out channel-major, N x C rows of H.
   const std::int64_t edges = mask.num_edges();
-  const auto sizeof_scalar = static_cast<std::int64_t>(sizeof(T));
-  const std::int64_t kept_rows = (edges + sizeof_scalar - 1) / sizeof_scalar;
-  const std::int64_t value_rows = heads > 1 ? mask.num_nodes() * checked.channels : 0;
-  detail::resize_buffer(workspace, edges + kept_rows + value_rows, heads);
+  const std::int64_t nodes = mask.num_nodes();
+  const auto row_bytes = heads * static_cast<std::int64_t>(sizeof(T));
+  const auto rows_for = [&](std::int64_t bytes) { return (bytes + row_bytes - 1) / row_bytes; };
+  const std::int64_t kept_rows = rows_for(edges * heads);
+  const std::int64_t live_rows = rows_for(nodes);
+  const std::int64_t value_rows = heads > 1 ? nodes * checked.channels : 0;
+  detail::resize_buffer(workspace, edges + kept_rows + live_rows + value_rows, heads);
   T* buffer = workspace.data();
   auto* kept = reinterpret_cast<std::uint8_t*>(workspace.data() + edges * heads);
-  const detail::ChannelMajor<T> by_channel(values, heads,
-                                           workspace.data() + (edges + kept_rows) * heads);
+  const detail::LiveRows live(
+      grad_out, reinterpret_cast<std::uint8_t*>(workspace.data() + (edges + kept_rows) * heads));
+  const detail::ChannelMajor<T> by_channel(
+      values, heads, workspace.data() + (edges + kept_rows + live_rows) * heads);
   rows.prepare(grad_score, mask.num_nodes());
   detail::resize_buffer(grad_values, mask.num_nodes(), values.cols());
   detail::for_each_destination_range(
       mask, schedule, heads, checked.channels, [&](auto shape, const detail::RowRange& range) {
-        detail::grad_alpha_rows(shape, mask, range, grad_out.data(), by_channel, factor, buffer,
-                                kept);
+        detail::grad_alpha_rows(shape, mask, range, grad_out.data(), live, by_channel, factor,
+                                buffer, kept);
         detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {
           T* row = buffer + first * heads;
           detail::softmax_backward_row(shape, alpha.data() + first * heads, row,
@@ -98,7 +104,7 @@ void attention_backward(const Graph& mask, const Score& score,
                           [&](auto shape, NodeId j, auto targets, auto edge_ids) {
                             detail::grad_values_row(shape, targets, edge_ids, alpha.data(), kept,
                                                     factor.scale(), detail::elements(grad_out),
-                                                    grad_values.data() + j * values.cols());
+                                                    live, grad_values.data() + j * values.cols());
                             rows.src_row(shape, grad_score, j, targets, edge_ids, buffer);
                           });
   rows.finish(grad_score);

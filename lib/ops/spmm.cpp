@@ -51,17 +51,20 @@ void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix
   detail::resize_buffer(grad_alpha, mask.num_edges(), heads);
   detail::resize_buffer(grad_values, mask.num_nodes(), values.cols());
   std::vector<std::uint8_t> kept(static_cast<std::size_t>(mask.num_edges() * heads));
+  std::vector<std::uint8_t> live_bytes(static_cast<std::size_t>(mask.num_nodes()));
+  const detail::LiveRows live(grad_out, live_bytes.data());
   std::vector<T> by_channel_buffer(heads > 1 ? static_cast<std::size_t>(values.size()) : 0);
   const detail::ChannelMajor<T> by_channel(values, heads, by_channel_buffer.data());
   detail::for_each_destination_range(
       mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {
-        detail::grad_alpha_rows(shape, mask, range, grad_out.data(), by_channel, factor,
+        detail::grad_alpha_rows(shape, mask, range, grad_out.data(), live, by_channel, factor,
                                 grad_alpha.data(), kept.data());
       });
   detail::for_each_source(
       mask, schedule, heads, channels, [&](auto shape, NodeId j, auto targets, auto edges) {
         detail::grad_values_row(shape, targets, edges, alpha.data(), kept.data(), factor.scale(),
-                                detail::elements(grad_out), grad_values.data() + j * values.cols());
+                                detail::elements(grad_out), live,
+                                grad_values.data() + j * values.cols());
       });
 }
 

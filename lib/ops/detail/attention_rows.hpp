@@ -143,6 +143,43 @@ void softmax_backward_row(S shape, const T* alpha, T* grad, std::int64_t degree)
   }
 }
 
+// The filter of kernels that gather every row they are given.
+struct AllPositions {
+  constexpr bool operator()(std::size_t /*position*/) const { return true; }
+};
+
+// The nodes whose row of a gradient holds a nonzero: a byte per node, 1 where the row has one.
+// A gradient row that is exactly zero adds nothing to any sum it enters (a term 0 * x is +-0 for
+// finite x, and a running sum from +0 never is -0), so the backward kernels skip those rows, the
+// many nodes that no loss term reaches, with results bitwise the same.
+class LiveRows {
+ public:
+  // Marks the rows of `grad` in `live` (N bytes), in parallel over fixed blocks of rows.
+  template <typename T>
+  LiveRows(const RowMatrix<T>& grad, std::uint8_t* live) : live_(live) {
+    const std::int64_t width = grad.cols();
+    maskgat::detail::for_each_block(
+        grad.rows(), maskgat::detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+          for (std::int64_t i = begin; i < end; ++i) {
+            const T* row = grad.data() + i * width;
+            bool any = false;
+            for (std::int64_t c = 0; c < width; ++c) any |= row[c] != T(0);
+            live[i] = any ? 1 : 0;
+          }
+        });
+  }
+
+  [[nodiscard]] bool operator()(NodeId i) const { return live_[i] != 0; }
+
+  // The filter of a row's ids: position k is kept when node ids.begin()[k] is live.
+  [[nodiscard]] auto of(const Neighbors& ids) const {
+    return [this, first = ids.begin()](std::size_t k) { return (*this)(first[k]); };
+  }
+
+ private:
+  const std::uint8_t* live_;
+};
+
 // Node rows are gathered in the mask's random order, so each gather is a cache miss the hardware
 // prefetcher cannot predict; asking for rows some edges ahead overlaps those misses. The distance
 // is in cache lines, so narrow rows (a node's H scores) are asked for further ahead than wide ones.
@@ -158,15 +195,19 @@ constexpr std::int64_t kPrefetchLines = 64;
 // Always inlined: GCC finds a function whose only effect is `__builtin_prefetch` pure, and drops
 // every call to it that it has not inlined by then (the prefetches of all but two kernels were
 // gone).
-template <typename Id, typename T>
+//
+// `keep(position)` says whether the row at a position of `ids` (from the row's start, possibly past
+// its end) is gathered at all; rows that are not are not asked for.
+template <typename Id, typename T, typename Keep = AllPositions>
 [[gnu::always_inline]] inline void prefetch_ahead(const RowIds<Id>& ids, std::size_t k,
-                                                  const T* base, std::int64_t width) {
+                                                  const T* base, std::int64_t width,
+                                                  Keep&& keep = {}) {
   constexpr std::int64_t kLine = 64 / static_cast<std::int64_t>(sizeof(T));
   const auto lines =
       static_cast<std::uint64_t>(std::max<std::int64_t>((width + kLine - 1) / kLine, 1));
   const auto distance = static_cast<std::size_t>(
       std::max<std::uint64_t>(std::uint64_t{kPrefetchLines} >> (std::bit_width(lines) - 1), 1));
-  if (!ids.has(k + distance)) return;
+  if (!ids.has(k + distance) || !keep(k + distance)) return;
   const T* row = base + static_cast<std::int64_t>(ids.begin()[k + distance]) * width;
   for (std::int64_t c = 0; c < width; c += kLine) __builtin_prefetch(row + c);
   // A width below a line divides it exactly when it is a power of two (kLine is one).
@@ -204,16 +245,20 @@ constexpr int kVectorLanes = 64 / static_cast<int>(sizeof(T));
 // whole vector, whose lanes past the row's C hold the next rows' values; they are summed but never
 // stored, and every kept lane is the same sum in the same order. A row too near the end of `rows`
 // for a whole vector is copied into one first.
-template <typename T, typename S, typename Weights>
+//
+// Positions k where `keep(k)` is false are skipped (and not prefetched).
+template <typename T, typename S, typename Weights, typename Keep = AllPositions>
 [[gnu::always_inline]] inline void gather_row(S shape, const Neighbors& ids, Weights&& weights,
-                                              std::span<const T> all_rows, T* out) {
+                                              std::span<const T> all_rows, T* out,
+                                              Keep&& keep = {}) {
   const T* rows = all_rows.data();
   const T* rows_end = rows + all_rows.size();
   const std::int64_t width = shape.heads() * shape.channels();
   if constexpr (S::kHeadsFixed > 0 && S::kChannelsFixed > 0) {
     alignas(64) T sum[S::kHeadsFixed * S::kChannelsFixed] = {};
     for (std::size_t k = 0; k < ids.size(); ++k) {
-      prefetch_ahead(ids, k, rows, width);
+      prefetch_ahead(ids, k, rows, width, keep);
+      if (!keep(k)) continue;
       add_weighted_heads(shape, weights(k), rows + ids[k] * width, sum);
     }
     for (std::int64_t c = 0; c < width; ++c) out[c] = sum[c];
@@ -221,7 +266,8 @@ template <typename T, typename S, typename Weights>
     using Lanes = Eigen::Array<T, kVectorLanes<T>, 1>;
     Lanes sum = Lanes::Zero();
     for (std::size_t k = 0; k < ids.size(); ++k) {
-      prefetch_ahead(ids, k, rows, width);
+      prefetch_ahead(ids, k, rows, width, keep);
+      if (!keep(k)) continue;
       const T* source = rows + ids[k] * width;
       const T weight = *weights(k);
       if (rows_end - source >= kVectorLanes<T>) {
@@ -236,7 +282,8 @@ template <typename T, typename S, typename Weights>
   } else {
     for (std::int64_t c = 0; c < width; ++c) out[c] = T(0);
     for (std::size_t k = 0; k < ids.size(); ++k) {
-      prefetch_ahead(ids, k, rows, width);
+      prefetch_ahead(ids, k, rows, width, keep);
+      if (!keep(k)) continue;
       add_weighted_heads(shape, weights(k), rows + ids[k] * width, out);
     }
   }
@@ -307,13 +354,14 @@ class ChannelMajor {
 
 // grad_alpha_k = d * <grad_out_i, v_{j_k}>, per head, for the rows of `range`, from the values laid
 // out channel-major (`ChannelMajor`): each head's dot product is one running sum over its
-// channels in order, all heads at once. Also writes the range's mask to `kept` (edges x H bytes, 1
-// where d != 0), which the source pass then reads instead of redrawing the mask edge by edge: a
-// byte per coefficient rather than a float.
+// channels in order, all heads at once; a row of grad_out that is zero (`LiveRows`) gives zeros.
+// Also writes the range's mask to `kept` (edges x H bytes, 1 where d != 0), which the source pass
+// then reads instead of redrawing the mask edge by edge: a byte per coefficient rather than a
+// float.
 template <typename T, typename S>
 void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T* grad_out,
-                     const ChannelMajor<T>& values, const DropoutFactor<T>& dropout,
-                     T* grad_alpha, std::uint8_t* kept) {
+                     const LiveRows& live, const ChannelMajor<T>& values,
+                     const DropoutFactor<T>& dropout, T* grad_alpha, std::uint8_t* kept) {
   const std::int64_t heads = shape.heads();
   const std::int64_t channels = shape.channels();
   const std::int64_t width = heads * channels;
@@ -324,6 +372,13 @@ void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T*
   T* grad = scratch + count;
   const T* all_values = values.data();
   for_each_row(mask, range, [&](NodeId i, const Neighbors& sources, EdgeId first) {
+    if (!live(i)) {
+      T* row = grad_alpha + first * heads;
+      for (std::int64_t k = 0; k < static_cast<std::int64_t>(sources.size()) * heads; ++k) {
+        row[k] = T(0);
+      }
+      return;
+    }
     const T* grad_row = grad_out + i * width;
     for (std::int64_t h = 0; h < heads; ++h) {
       for (std::int64_t c = 0; c < channels; ++c) grad[c * heads + h] = grad_row[h * channels + c];
@@ -358,18 +413,20 @@ void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T*
 }
 
 // grad_v_j = sum over out-edges e = (j -> i) of d * alpha_e * grad_out_i, per head, with d read
-// from the `kept` bytes (E x H) that `grad_alpha_rows` wrote and the mask's `scale`.
+// from the `kept` bytes (E x H) that `grad_alpha_rows` wrote and the mask's `scale`; targets whose
+// row of grad_out is zero (`LiveRows`) are skipped.
 template <typename T, typename S>
 void grad_values_row(S shape, const Neighbors& targets, const EdgeIds& edges, const T* alpha,
                      const std::uint8_t* kept, T scale, std::span<const T> grad_out,
-                     T* grad_value) {
+                     const LiveRows& live, T* grad_value) {
   const std::int64_t heads = shape.heads();
   PerHead<T, S> weights(shape);
+  const auto keep = live.of(targets);
   gather_row(
       shape, targets,
       [&](std::size_t k) {
-        prefetch_ahead(edges, k, alpha, heads);
-        prefetch_ahead(edges, k, kept, heads);
+        prefetch_ahead(edges, k, alpha, heads, keep);
+        prefetch_ahead(edges, k, kept, heads, keep);
         const EdgeId edge = edges[k];
         for (std::int64_t h = 0; h < heads; ++h) {
           // A product with the 0/1 byte rather than a select: branch-free, the same values.
@@ -377,7 +434,7 @@ void grad_values_row(S shape, const Neighbors& targets, const EdgeIds& edges, co
         }
         return weights.data();
       },
-      grad_out, grad_value);
+      grad_out, grad_value, keep);
 }
 
 }  // namespace maskgat::ops::detail
