@@ -95,6 +95,13 @@ void attention_backward(const Graph& mask, const Score& score,
                                 buffer, kept);
         detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {
           T* row = buffer + first * heads;
+          if (!live(i)) {
+            // A zero row of grad_out: its buffer is zero as it stands (grad_alpha_rows wrote
+            // zeros), and its destination-side gradients are those of a row with no edges.
+            rows.dst_row(shape, grad_score, i, detail::Neighbors(mask.in_sources(), first, first),
+                         first, row);
+            return;
+          }
           detail::softmax_backward_row(shape, alpha.data() + first * heads, row,
                                        static_cast<std::int64_t>(sources.size()));
           rows.dst_row(shape, grad_score, i, sources, first, row);
@@ -105,7 +112,8 @@ void attention_backward(const Graph& mask, const Score& score,
                             detail::grad_values_row(shape, targets, edge_ids, alpha.data(), kept,
                                                     factor.scale(), detail::elements(grad_out),
                                                     live, grad_values.data() + j * values.cols());
-                            rows.src_row(shape, grad_score, j, targets, edge_ids, buffer);
+                            rows.src_row(shape, grad_score, j, targets, edge_ids, buffer,
+                                         live.of(targets));
                           });
   rows.finish(grad_score);
 }
