@@ -71,15 +71,16 @@ void attention_backward(const Graph& mask, const Score& score,
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
   // Rows 0..E-1 of the workspace: per edge and head, dL/dalpha, then dL/dscore, then what the
   // source pass needs. The rows after them: the attention-dropout mask, a byte per coefficient,
-  // the live rows of grad_out, a byte per node, then (with more than one head) the values laid
-  // out channel-major, N x C rows of H.
+  // the live rows of grad_out, a byte per node, then (for the shapes that read them so) the
+  // values laid out channel-major, N x C rows of H.
   const std::int64_t edges = mask.num_edges();
   const std::int64_t nodes = mask.num_nodes();
   const auto row_bytes = heads * static_cast<std::int64_t>(sizeof(T));
   const auto rows_for = [&](std::int64_t bytes) { return (bytes + row_bytes - 1) / row_bytes; };
   const std::int64_t kept_rows = rows_for(edges * heads);
   const std::int64_t live_rows = rows_for(nodes);
-  const std::int64_t value_rows = heads > 1 ? nodes * checked.channels : 0;
+  const std::int64_t value_rows =
+      detail::ChannelMajor<T>::needs_buffer(heads, checked.channels) ? nodes * checked.channels : 0;
   detail::resize_buffer(workspace, edges + kept_rows + live_rows + value_rows, heads);
   T* buffer = workspace.data();
   auto* kept = reinterpret_cast<std::uint8_t*>(workspace.data() + edges * heads);

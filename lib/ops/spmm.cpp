@@ -53,7 +53,9 @@ void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix
   std::vector<std::uint8_t> kept(static_cast<std::size_t>(mask.num_edges() * heads));
   std::vector<std::uint8_t> live_bytes(static_cast<std::size_t>(mask.num_nodes()));
   const detail::LiveRows live(grad_out, live_bytes.data());
-  std::vector<T> by_channel_buffer(heads > 1 ? static_cast<std::size_t>(values.size()) : 0);
+  std::vector<T> by_channel_buffer(detail::ChannelMajor<T>::needs_buffer(heads, channels)
+                                       ? static_cast<std::size_t>(values.size())
+                                       : 0);
   const detail::ChannelMajor<T> by_channel(values, heads, by_channel_buffer.data());
   detail::for_each_destination_range(
       mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {

@@ -316,34 +316,44 @@ void aggregate_rows(S shape, const Graph& mask, const RowRange& range, const T* 
   for_each_row(mask, range, row);
 }
 
+// Whether rows of shape S are read channel-major (`ChannelMajor`): several heads and channels
+// fixed at compile time, where the heads fill vector lanes.
+template <typename S>
+constexpr bool kChannelMajor = S::kHeadsFixed > 1 && S::kChannelsFixed > 0;
+
 // Node rows of H x C values laid out channel-major, C x H: element (h, c) of row j at
-// j * H * C + c * H + h. The per-head dot products of `grad_alpha_rows` then run over channels
-// with the heads in vector lanes, one multiply-add per channel, rather than over each head's
-// channels in turn. With a single head the layouts are the same.
+// j * H * C + c * H + h, for the shapes `kChannelMajor` names; other shapes read the rows as they
+// are. The per-head dot products of `grad_alpha_rows` then run over channels with the heads in
+// vector lanes, one multiply-add per channel, rather than over each head's channels in turn.
 template <typename T>
 class ChannelMajor {
  public:
-  // Lays out `values` (N x (H * C)) channel-major in `buffer` (N * H * C elements), or, with a
-  // single head, reads `values` as it is. Fixed blocks of rows in parallel.
+  // Lays out `values` (N x (H * C)) channel-major in `buffer` (N * H * C elements) where the
+  // shape asks for it, in parallel over fixed blocks of rows.
   ChannelMajor(const RowMatrix<T>& values, std::int64_t heads, T* buffer) : data_(values.data()) {
-    if (heads == 1) return;
     const std::int64_t width = values.cols();
-    // The shape fixed at compile time where `with_shape` fixes it, so the loops unroll.
     with_shape(heads, width / heads, [&](auto shape) {
-      maskgat::detail::for_each_block(
-          values.rows(), maskgat::detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
-            for (std::int64_t j = begin; j < end; ++j) {
-              const T* row = values.data() + j * width;
-              T* out = buffer + j * width;
-              for (std::int64_t h = 0; h < shape.heads(); ++h) {
-                for (std::int64_t c = 0; c < shape.channels(); ++c) {
-                  out[c * shape.heads() + h] = row[h * shape.channels() + c];
+      if constexpr (kChannelMajor<decltype(shape)>) {
+        maskgat::detail::for_each_block(
+            values.rows(), maskgat::detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+              for (std::int64_t j = begin; j < end; ++j) {
+                const T* row = values.data() + j * width;
+                T* out = buffer + j * width;
+                for (std::int64_t h = 0; h < shape.heads(); ++h) {
+                  for (std::int64_t c = 0; c < shape.channels(); ++c) {
+                    out[c * shape.heads() + h] = row[h * shape.channels() + c];
+                  }
                 }
               }
-            }
-          });
+            });
+        data_ = buffer;
+      }
     });
-    data_ = buffer;
+  }
+
+  // Whether a buffer of N * H * C elements is needed for `values` of H heads x C channels.
+  [[nodiscard]] static bool needs_buffer(std::int64_t heads, std::int64_t channels) {
+    return with_shape(heads, channels, [](auto shape) { return kChannelMajor<decltype(shape)>; });
   }
 
   [[nodiscard]] const T* data() const { return data_; }
@@ -352,12 +362,12 @@ class ChannelMajor {
   const T* data_;
 };
 
-// grad_alpha_k = d * <grad_out_i, v_{j_k}>, per head, for the rows of `range`, from the values laid
-// out channel-major (`ChannelMajor`): each head's dot product is one running sum over its
-// channels in order, all heads at once; a row of grad_out that is zero (`LiveRows`) gives zeros.
-// Also writes the range's mask to `kept` (edges x H bytes, 1 where d != 0), which the source pass
-// then reads instead of redrawing the mask edge by edge: a byte per coefficient rather than a
-// float.
+// grad_alpha_k = d * <grad_out_i, v_{j_k}>, per head, for the rows of `range`; with the values
+// channel-major (`ChannelMajor`), each head's dot product is one running sum over its channels in
+// order, all heads at once in vector lanes. A row of grad_out that is zero (`LiveRows`) gives
+// zeros. Also writes the range's mask to `kept` (edges x H bytes, 1 where d != 0), which the
+// source pass then reads instead of redrawing the mask edge by edge: a byte per coefficient rather
+// than a float.
 template <typename T, typename S>
 void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T* grad_out,
                      const LiveRows& live, const ChannelMajor<T>& values,
@@ -366,10 +376,7 @@ void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T*
   const std::int64_t channels = shape.channels();
   const std::int64_t width = heads * channels;
   const std::int64_t count = (range.last - range.first) * heads;
-  // The range's dropout factors, then the row's grad_out channel-major.
-  T* scratch = row_scratch<T>(static_cast<std::size_t>(count + width));
-  T* factors = scratch;
-  T* grad = scratch + count;
+  T* factors = row_scratch<T>(static_cast<std::size_t>(count));
   const T* all_values = values.data();
   for_each_row(mask, range, [&](NodeId i, const Neighbors& sources, EdgeId first) {
     if (!live(i)) {
@@ -380,25 +387,31 @@ void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T*
       return;
     }
     const T* grad_row = grad_out + i * width;
-    for (std::int64_t h = 0; h < heads; ++h) {
-      for (std::int64_t c = 0; c < channels; ++c) grad[c * heads + h] = grad_row[h * channels + c];
-    }
-    for (std::size_t k = 0; k < sources.size(); ++k) {
-      prefetch_ahead(sources, k, all_values, width);
-      const T* value = all_values + sources[k] * width;
-      T* target = grad_alpha + (first + static_cast<std::int64_t>(k)) * heads;
-      if constexpr (S::kHeadsFixed > 0) {
-        // Summed in registers.
-        Eigen::Array<T, S::kHeadsFixed, 1> sum = Eigen::Array<T, S::kHeadsFixed, 1>::Zero();
-        for (std::int64_t c = 0; c < channels; ++c) {
-          sum += head_map(shape, grad + c * heads) * head_map(shape, value + c * heads);
+    if constexpr (kChannelMajor<S>) {
+      constexpr int kHeads = S::kHeadsFixed;
+      constexpr int kChannels = S::kChannelsFixed;
+      using Lanes = Eigen::Array<T, kHeads, 1>;
+      // The row's grad_out channel-major, in registers.
+      Lanes grad[kChannels];
+      for (int h = 0; h < kHeads; ++h) {
+        for (int c = 0; c < kChannels; ++c) grad[c][h] = grad_row[h * kChannels + c];
+      }
+      for (std::size_t k = 0; k < sources.size(); ++k) {
+        prefetch_ahead(sources, k, all_values, width);
+        const T* value = all_values + sources[k] * width;
+        Lanes sum = Lanes::Zero();
+        for (int c = 0; c < kChannels; ++c) {
+          sum += grad[c] * Eigen::Map<const Lanes>(value + c * kHeads);
         }
-        head_map(shape, target) = sum;
-      } else {
-        auto sum = head_map(shape, target);
-        sum.setZero();
-        for (std::int64_t c = 0; c < channels; ++c) {
-          sum += head_map(shape, grad + c * heads) * head_map(shape, value + c * heads);
+        Eigen::Map<Lanes>(grad_alpha + (first + static_cast<std::int64_t>(k)) * heads) = sum;
+      }
+    } else {
+      for (std::size_t k = 0; k < sources.size(); ++k) {
+        prefetch_ahead(sources, k, all_values, width);
+        const T* value = all_values + sources[k] * width;
+        T* target = grad_alpha + (first + static_cast<std::int64_t>(k)) * heads;
+        for (std::int64_t h = 0; h < heads; ++h) {
+          target[h] = dot(grad_row + h * channels, value + h * channels, channels);
         }
       }
     }
