@@ -81,7 +81,9 @@ using ScatterTail = Eigen::Array<T, Eigen::Dynamic, 1, 0, kScatterColumns, 1>;
 // the columns c in [first, first + slice.size()): each row's grad_out slice is read once into
 // registers, and every entry adds it, scaled, into its row of grad_weight. Each element of
 // grad_weight therefore adds its entries in row order, whichever slices the columns are cut
-// into.
+// into. A row whose slice of grad_out is zero is skipped: it would add x(i, f) * 0, +-0 for finite
+// x, which leaves every sum as it is (a sum from +0 never is -0), and in whole-graph training
+// most nodes' gradients are zero, as no loss term reaches them.
 template <typename T, typename Slice>
 void scatter_weighted_rows(const RowSparse<T>& x, const RowMatrix<T>& grad_out, std::int64_t first,
                            Slice slice, Eigen::Ref<RowMatrix<T>>& grad_weight) {
@@ -95,6 +97,7 @@ void scatter_weighted_rows(const RowSparse<T>& x, const RowMatrix<T>& grad_out, 
   for (std::int64_t i = 0; i < x.rows(); ++i) {
     if (outer[i] == outer[i + 1]) continue;
     slice = Eigen::Map<const Slice>(grad_out.row(i).data() + first, size);
+    if ((slice == T(0)).all()) continue;
     for (auto k = outer[i]; k < outer[i + 1]; ++k) {
       Eigen::Map<Slice>(target + inner[k] * stride, size) += values[k] * slice;
     }

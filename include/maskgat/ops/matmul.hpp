@@ -23,7 +23,8 @@ MASKGAT_EXPORT void matmul(InputRef<T> x, const Eigen::Ref<const RowMatrix<T>>& 
                            RowMatrix<T>& out);
 
 /// `grad_weight += x^T * grad_out`; for sparse `x`, each row f of `grad_weight` adds the entries
-/// (i, f) of `x` in row order, one task per fixed slice of 32 columns of `grad_weight`; for dense
+/// (i, f) of `x` in row order, one task per fixed slice of 32 columns of `grad_weight`, and rows
+/// of `grad_out` that are zero in a slice are skipped (the same result for finite `x`); for dense
 /// `x`, fixed blocks of rows of `grad_weight`.
 /// @param x           N x F, dense or sparse: the forward's input
 /// @param grad_out    N x K
