@@ -67,41 +67,89 @@ void sum_weighted_rows(const Eigen::Ref<const RowMatrix<T>>& weight, const Index
   if (full < width) pass(Tail<T>::Zero(width - full).eval(), full);
 }
 
-// Columns of grad_weight per task of the sparse weight gradient. Each task reads all of x's
-// entries, so wider slices read them fewer times; on Amazon Computers (64 columns) slices of 16,
-// 32 and 64 took 11.1 %, 7.7 % and 6.6 % of a training epoch's profile on one thread, and 32
-// leaves two tasks for two threads.
-constexpr std::int64_t kScatterColumns = 2 * kColumnBlock;
-template <typename T>
-using ScatterSlice = Eigen::Array<T, kScatterColumns, 1>;
-template <typename T>
-using ScatterTail = Eigen::Array<T, Eigen::Dynamic, 1, 0, kScatterColumns, 1>;
+// The sparse weight gradient's tasks each own a block of rows of grad_weight (features), of about
+// kWeightBlockBytes so that they stay in the core's first-level cache (48 KB here) while the task
+// runs over x's rows, and at most kMaxWeightBlocks of them. (Tasks that owned slices of columns
+// instead wrote parts of the same rows from two cores: on Amazon Computers the two threads' epoch
+// was slower than one thread's.)
+constexpr std::int64_t kWeightBlockBytes = 32 * 1024;
+constexpr std::int64_t kMaxWeightBlocks = 64;
 
-// grad_weight(f, c) += x(i, f) * grad_out(i, c) over the entries (i, f) of x, rows in order, for
-// the columns c in [first, first + slice.size()): each row's grad_out slice is read once into
-// registers, and every entry adds it, scaled, into its row of grad_weight. Each element of
-// grad_weight therefore adds its entries in row order, whichever slices the columns are cut
-// into. A row whose slice of grad_out is zero is skipped: it would add x(i, f) * 0, +-0 for finite
-// x, which leaves every sum as it is (a sum from +0 never is -0), and in whole-graph training
-// most nodes' gradients are zero, as no loss term reaches them.
-template <typename T, typename Slice>
-void scatter_weighted_rows(const RowSparse<T>& x, const RowMatrix<T>& grad_out, std::int64_t first,
-                           Slice slice, Eigen::Ref<RowMatrix<T>>& grad_weight) {
+// target[c] += value * source[c] for c in [0, width), in register blocks.
+template <typename T>
+[[gnu::always_inline]] inline void add_scaled(T value, const T* source, T* target,
+                                              std::int64_t width) {
+  std::int64_t c = 0;
+  for (; c + kPassColumns <= width; c += kPassColumns) {
+    Eigen::Map<PassBlock<T>>(target + c) += value * Eigen::Map<const PassBlock<T>>(source + c);
+  }
+  for (; c + kColumnBlock <= width; c += kColumnBlock) {
+    Eigen::Map<Block<T>>(target + c) += value * Eigen::Map<const Block<T>>(source + c);
+  }
+  if (c < width) {
+    Eigen::Map<Tail<T>>(target + c, width - c) +=
+        value * Eigen::Map<const Tail<T>>(source + c, width - c);
+  }
+}
+
+// grad_weight += x^T grad_out for sparse x: every entry (i, f) of x adds row i of grad_out, scaled
+// by x(i, f), into row f of grad_weight, rows i in order, so each element of grad_weight adds its
+// entries in row order however the features are cut into blocks. One task per block of features.
+// A first pass finds where each row's entries of each block start, as Eigen keeps a row's column
+// indices ascending; an entry outside its block means they were not, and throws rather than race
+// with another block's task (grad_weight is then partly updated). A row of grad_out that is zero
+// is skipped: it would add x(i, f) * 0, +-0 for finite x, which leaves every sum as it is (a sum
+// from +0 never is -0), and in whole-graph training most nodes' gradients are zero, as no loss term
+// reaches them.
+template <typename T>
+void scatter_weighted_rows(const RowSparse<T>& x, const RowMatrix<T>& grad_out,
+                           Eigen::Ref<RowMatrix<T>>& grad_weight) {
   const Index* outer = x.outerIndexPtr();
   const Index* inner = x.innerIndexPtr();
   const T* values = x.valuePtr();
-  const std::int64_t size = slice.size();
-  // Locals: stores through `target` cannot change them, so they stay in registers.
-  T* const target = grad_weight.data() + first;
-  const std::int64_t stride = grad_weight.outerStride();
-  for (std::int64_t i = 0; i < x.rows(); ++i) {
-    if (outer[i] == outer[i + 1]) continue;
-    slice = Eigen::Map<const Slice>(grad_out.row(i).data() + first, size);
-    if ((slice == T(0)).all()) continue;
-    for (auto k = outer[i]; k < outer[i + 1]; ++k) {
-      Eigen::Map<Slice>(target + inner[k] * stride, size) += values[k] * slice;
+  const std::int64_t rows = x.rows();
+  const std::int64_t features = x.cols();
+  const std::int64_t width = grad_weight.cols();
+  const std::int64_t block = std::max<std::int64_t>(
+      {1, kWeightBlockBytes / static_cast<std::int64_t>(sizeof(T)) / std::max<std::int64_t>(width, 1),
+       (features + kMaxWeightBlocks - 1) / kMaxWeightBlocks});
+  const std::int64_t blocks = (features + block - 1) / block;
+  // starts[i * (blocks + 1) + b]: the first entry of row i at or past feature b * block; all the
+  // same (no entries) for a row of grad_out that is zero.
+  std::vector<Index> starts(static_cast<std::size_t>(rows * (blocks + 1)));
+  maskgat::detail::for_each_block(rows, kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      Index* row_starts = starts.data() + i * (blocks + 1);
+      if ((grad_out.row(i).array() == T(0)).all()) {
+        std::fill(row_starts, row_starts + blocks + 1, outer[i]);
+        continue;
+      }
+      Index k = outer[i];
+      for (std::int64_t b = 0; b < blocks; ++b) {
+        row_starts[b] = k;
+        while (k < outer[i + 1] && inner[k] < (b + 1) * block) ++k;
+      }
+      row_starts[blocks] = outer[i + 1];
     }
-  }
+  });
+  // Locals: stores through `target` cannot change them, so they stay in registers.
+  T* const target = grad_weight.data();
+  const std::int64_t stride = grad_weight.outerStride();
+  maskgat::detail::run_tasks(blocks, [&](std::int64_t b) {
+    const std::int64_t first = b * block;
+    const std::int64_t last = std::min(first + block, features);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const Index* row_starts = starts.data() + i * (blocks + 1);
+      const T* grad = grad_out.row(i).data();
+      for (Index k = row_starts[b]; k < row_starts[b + 1]; ++k) {
+        if (inner[k] < first || inner[k] >= last) {
+          throw InvalidArgument("ops::matmul_backward_weight: the column indices of x's row " +
+                                std::to_string(i) + " are not ascending");
+        }
+        add_scaled(values[k], grad, target + inner[k] * stride, width);
+      }
+    }
+  });
 }
 
 }  // namespace
@@ -137,19 +185,7 @@ void matmul_backward_weight(InputRef<T> x, const RowMatrix<T>& grad_out,
   detail::check_shape(kWhere, "grad_out", grad_out, x.rows(), grad_weight.cols(), "the rows of x");
   detail::check_shape(kWhere, "grad_weight", grad_weight, x.cols(), -1, "the columns of x");
   if (x.is_sparse()) {
-    // One task per slice of kScatterColumns columns of grad_weight (and a narrower last one),
-    // each over all of x's entries.
-    const std::int64_t width = grad_weight.cols();
-    const std::int64_t slices = (width + kScatterColumns - 1) / kScatterColumns;
-    maskgat::detail::run_tasks(slices, [&](std::int64_t slice) {
-      const std::int64_t first = slice * kScatterColumns;
-      if (first + kScatterColumns <= width) {
-        scatter_weighted_rows(x.sparse(), grad_out, first, ScatterSlice<T>(), grad_weight);
-      } else {
-        scatter_weighted_rows(x.sparse(), grad_out, first, ScatterTail<T>(width - first),
-                              grad_weight);
-      }
-    });
+    scatter_weighted_rows(x.sparse(), grad_out, grad_weight);
   } else {
     maskgat::detail::for_each_block(
         x.cols(), kWeightRowBlock, [&](std::int64_t begin, std::int64_t end) {

@@ -23,13 +23,14 @@ MASKGAT_EXPORT void matmul(InputRef<T> x, const Eigen::Ref<const RowMatrix<T>>& 
                            RowMatrix<T>& out);
 
 /// `grad_weight += x^T * grad_out`; for sparse `x`, each row f of `grad_weight` adds the entries
-/// (i, f) of `x` in row order, one task per fixed slice of 32 columns of `grad_weight`, and rows
-/// of `grad_out` that are zero in a slice are skipped (the same result for finite `x`); for dense
-/// `x`, fixed blocks of rows of `grad_weight`.
+/// (i, f) of `x` in row order, one task per fixed block of rows of `grad_weight`, and rows of
+/// `grad_out` that are zero are skipped (the same result for finite `x`); for dense `x`, fixed
+/// blocks of rows of `grad_weight`.
 /// @param x           N x F, dense or sparse: the forward's input
 /// @param grad_out    N x K
 /// @param grad_weight F x K, accumulated into
-/// @throws InvalidArgument on mismatched shapes.
+/// @throws InvalidArgument on mismatched shapes, or for sparse `x` whose rows' column indices are
+/// not ascending (Eigen's compressed format keeps them so); `grad_weight` is then partly updated.
 template <typename T>
 MASKGAT_EXPORT void matmul_backward_weight(InputRef<T> x, const RowMatrix<T>& grad_out,
                                            Eigen::Ref<RowMatrix<T>> grad_weight);

@@ -4,7 +4,9 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 
+#include "maskgat/core/error.hpp"
 #include "maskgat/ops/matmul.hpp"
 #include "support/random_data.hpp"
 
@@ -50,6 +52,24 @@ TEST_SUITE("unit") {
 
     const tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
     CHECK(weight_gradient(x, grad_out, start) == grad_weight);
+  }
+
+  TEST_CASE("the sparse weight gradient refuses rows whose column indices are not ascending") {
+    // 300 features span several blocks of gradient rows; row 0 holds features 5 and 250, stored
+    // in descending order, so feature 5 sits among the entries of 250's block.
+    RowSparse<double> x(2, 300);
+    x.insert(0, 5) = 1.0;
+    x.insert(0, 250) = 2.0;
+    x.insert(1, 7) = 3.0;
+    x.makeCompressed();
+    std::swap(x.innerIndexPtr()[0], x.innerIndexPtr()[1]);
+    std::swap(x.valuePtr()[0], x.valuePtr()[1]);
+    const RowMatrix<double> grad_out = RowMatrix<double>::Ones(2, kOut);
+    RowMatrix<double> grad_weight = RowMatrix<double>::Zero(300, kOut);
+    CHECK_THROWS_WITH_AS(
+        ops::matmul_backward_weight<double>(x, grad_out, grad_weight),
+        "ops::matmul_backward_weight: the column indices of x's row 0 are not ascending",
+        maskgat::InvalidArgument);
   }
 
   TEST_CASE("sparse weight gradients computed inside parallel tasks are those computed alone") {
