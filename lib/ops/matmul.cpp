@@ -7,6 +7,7 @@
 #include "core/detail/parallel.hpp"
 #include "ops/detail/buffer.hpp"
 #include "ops/detail/shape_checks.hpp"
+#include "ops/detail/zero_rows.hpp"
 
 namespace maskgat::ops {
 namespace {
@@ -69,11 +70,13 @@ void sum_weighted_rows(const Eigen::Ref<const RowMatrix<T>>& weight, const Index
 
 // The sparse weight gradient's tasks each own a block of rows of grad_weight (features), of about
 // kWeightBlockBytes so that they stay in the core's first-level cache (48 KB here) while the task
-// runs over x's rows, and at most kMaxWeightBlocks of them. (Tasks that owned slices of columns
-// instead wrote parts of the same rows from two cores: on Amazon Computers the two threads' epoch
-// was slower than one thread's.)
+// runs over x's rows, and at most kMaxWeightBlocks of them, each with about kWeightBlockEntries of
+// x's entries or more: every task reads all of x's rows, which outweighs the cache on small
+// inputs. (Tasks that owned slices of columns instead wrote parts of the same rows from two
+// cores: on Amazon Computers the two threads' epoch was slower than one thread's.)
 constexpr std::int64_t kWeightBlockBytes = 32 * 1024;
-constexpr std::int64_t kMaxWeightBlocks = 64;
+constexpr std::int64_t kMaxWeightBlocks = 8;
+constexpr std::int64_t kWeightBlockEntries = 32 * 1024;
 
 // target[c] += value * source[c] for c in [0, width), in register blocks.
 template <typename T>
@@ -96,8 +99,8 @@ template <typename T>
 // by x(i, f), into row f of grad_weight, rows i in order, so each element of grad_weight adds its
 // entries in row order however the features are cut into blocks. One task per block of features.
 // A first pass finds where each row's entries of each block start, as Eigen keeps a row's column
-// indices ascending; an entry outside its block means they were not, and throws rather than race
-// with another block's task (grad_weight is then partly updated). A row of grad_out that is zero
+// indices ascending; with several blocks, an entry outside its block means they were not, and
+// throws rather than race with another block's task (grad_weight is then partly updated). A row of grad_out that is zero
 // is skipped: it would add x(i, f) * 0, +-0 for finite x, which leaves every sum as it is (a sum
 // from +0 never is -0), and in whole-graph training most nodes' gradients are zero, as no loss term
 // reaches them.
@@ -110,24 +113,27 @@ void scatter_weighted_rows(const RowSparse<T>& x, const RowMatrix<T>& grad_out,
   const std::int64_t rows = x.rows();
   const std::int64_t features = x.cols();
   const std::int64_t width = grad_weight.cols();
-  const std::int64_t block = std::max<std::int64_t>(
-      {1, kWeightBlockBytes / static_cast<std::int64_t>(sizeof(T)) / std::max<std::int64_t>(width, 1),
-       (features + kMaxWeightBlocks - 1) / kMaxWeightBlocks});
-  const std::int64_t blocks = (features + block - 1) / block;
+  const std::int64_t blocks = std::clamp<std::int64_t>(
+      std::min((features * width * static_cast<std::int64_t>(sizeof(T)) + kWeightBlockBytes - 1) /
+                   kWeightBlockBytes,
+               x.nonZeros() / kWeightBlockEntries),
+      1, kMaxWeightBlocks);
+  const std::int64_t block = (features + blocks - 1) / blocks;
   // starts[i * (blocks + 1) + b]: the first entry of row i at or past feature b * block; all the
   // same (no entries) for a row of grad_out that is zero.
   std::vector<Index> starts(static_cast<std::size_t>(rows * (blocks + 1)));
   maskgat::detail::for_each_block(rows, kRowBlock, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
       Index* row_starts = starts.data() + i * (blocks + 1);
-      if ((grad_out.row(i).array() == T(0)).all()) {
+      if (detail::is_zero_row(grad_out.row(i).data(), width)) {
         std::fill(row_starts, row_starts + blocks + 1, outer[i]);
         continue;
       }
       Index k = outer[i];
-      for (std::int64_t b = 0; b < blocks; ++b) {
+      row_starts[0] = k;
+      for (std::int64_t b = 1; b < blocks; ++b) {
+        while (k < outer[i + 1] && inner[k] < b * block) ++k;
         row_starts[b] = k;
-        while (k < outer[i + 1] && inner[k] < (b + 1) * block) ++k;
       }
       row_starts[blocks] = outer[i + 1];
     }

@@ -30,7 +30,8 @@ MASKGAT_EXPORT void matmul(InputRef<T> x, const Eigen::Ref<const RowMatrix<T>>& 
 /// @param grad_out    N x K
 /// @param grad_weight F x K, accumulated into
 /// @throws InvalidArgument on mismatched shapes, or for sparse `x` whose rows' column indices are
-/// not ascending (Eigen's compressed format keeps them so); `grad_weight` is then partly updated.
+/// not ascending (Eigen's compressed format keeps them so) where a row's entries are split
+/// between tasks; `grad_weight` is then partly updated.
 template <typename T>
 MASKGAT_EXPORT void matmul_backward_weight(InputRef<T> x, const RowMatrix<T>& grad_out,
                                            Eigen::Ref<RowMatrix<T>> grad_weight);

@@ -18,6 +18,7 @@
 #include "ops/detail/dropout_mask.hpp"
 #include "ops/detail/head_layout.hpp"
 #include "ops/detail/row_ranges.hpp"
+#include "ops/detail/zero_rows.hpp"
 
 namespace maskgat::ops::detail {
 
@@ -161,10 +162,7 @@ class LiveRows {
     maskgat::detail::for_each_block(
         grad.rows(), maskgat::detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
           for (std::int64_t i = begin; i < end; ++i) {
-            const T* row = grad.data() + i * width;
-            bool any = false;
-            for (std::int64_t c = 0; c < width; ++c) any |= row[c] != T(0);
-            live[i] = any ? 1 : 0;
+            live[i] = is_zero_row(grad.data() + i * width, width) ? 0 : 1;
           }
         });
   }

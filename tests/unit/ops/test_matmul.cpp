@@ -55,16 +55,16 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("the sparse weight gradient refuses rows whose column indices are not ascending") {
-    // 300 features span several blocks of gradient rows; row 0 holds features 5 and 250, stored
-    // in descending order, so feature 5 sits among the entries of 250's block.
-    RowSparse<double> x(2, 300);
-    x.insert(0, 5) = 1.0;
-    x.insert(0, 250) = 2.0;
-    x.insert(1, 7) = 3.0;
-    x.makeCompressed();
-    std::swap(x.innerIndexPtr()[0], x.innerIndexPtr()[1]);
-    std::swap(x.valuePtr()[0], x.valuePtr()[1]);
-    const RowMatrix<double> grad_out = RowMatrix<double>::Ones(2, kOut);
+    // 90,000 entries over 300 features make blocks of features, one task each; row 0's first
+    // and last entries, swapped, lie in the wrong blocks.
+    RowSparse<double> x = test::random_sparse<double>(kRows, 300, 0.1, 5);
+    const int first = x.outerIndexPtr()[0];
+    const int last = x.outerIndexPtr()[1] - 1;
+    REQUIRE(x.innerIndexPtr()[first] < 100);
+    REQUIRE(x.innerIndexPtr()[last] >= 200);
+    std::swap(x.innerIndexPtr()[first], x.innerIndexPtr()[last]);
+    std::swap(x.valuePtr()[first], x.valuePtr()[last]);
+    const RowMatrix<double> grad_out = test::random_matrix<double>(kRows, kOut, 3);
     RowMatrix<double> grad_weight = RowMatrix<double>::Zero(300, kOut);
     CHECK_THROWS_WITH_AS(
         ops::matmul_backward_weight<double>(x, grad_out, grad_weight),
