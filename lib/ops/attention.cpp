@@ -68,28 +68,27 @@ void attention_backward(const Graph& mask, const Score& score,
   detail::check_edge_matrix(kWhere, "alpha", mask, alpha, heads);
   detail::check_shape(kWhere, "grad_out", grad_out, mask.num_nodes(), values.cols(),
                       "the mask's node count");
+  detail::check_distinct(kWhere, "grad_values", grad_values, "values", values);
+  detail::check_distinct(kWhere, "grad_values", grad_values, "grad_out", grad_out);
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
   // Rows 0..E-1 of the workspace: per edge and head, dL/dalpha, then dL/dscore, then what the
   // source pass needs. The rows after them: the attention-dropout mask, a byte per coefficient,
-  // the live rows of grad_out, a byte per node, then (for the shapes that read them so) the
-  // values laid out channel-major, N x C rows of H.
+  // then the live rows of grad_out, a byte per node.
   const std::int64_t edges = mask.num_edges();
   const std::int64_t nodes = mask.num_nodes();
   const auto row_bytes = heads * static_cast<std::int64_t>(sizeof(T));
   const auto rows_for = [&](std::int64_t bytes) { return (bytes + row_bytes - 1) / row_bytes; };
   const std::int64_t kept_rows = rows_for(edges * heads);
-  const std::int64_t live_rows = rows_for(nodes);
-  const std::int64_t value_rows =
-      detail::ChannelMajor<T>::needs_buffer(heads, checked.channels) ? nodes * checked.channels : 0;
-  detail::resize_buffer(workspace, edges + kept_rows + live_rows + value_rows, heads);
+  detail::resize_buffer(workspace, edges + kept_rows + rows_for(nodes), heads);
   T* buffer = workspace.data();
   auto* kept = reinterpret_cast<std::uint8_t*>(workspace.data() + edges * heads);
   const detail::LiveRows live(
       grad_out, reinterpret_cast<std::uint8_t*>(workspace.data() + (edges + kept_rows) * heads));
-  const detail::ChannelMajor<T> by_channel(
-      values, heads, workspace.data() + (edges + kept_rows + live_rows) * heads);
+  // The destination pass reads the values channel-major from grad_values, which the source pass
+  // then overwrites with the value gradients.
+  detail::resize_buffer(grad_values, nodes, values.cols());
+  const detail::ChannelMajor<T> by_channel(values, heads, grad_values.data());
   rows.prepare(grad_score, mask.num_nodes());
-  detail::resize_buffer(grad_values, mask.num_nodes(), values.cols());
   detail::for_each_destination_range(
       mask, schedule, heads, checked.channels, [&](auto shape, const detail::RowRange& range) {
         detail::grad_alpha_rows(shape, mask, range, grad_out.data(), live, by_channel, factor,

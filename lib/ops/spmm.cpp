@@ -47,16 +47,17 @@ void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix
   const std::int64_t channels = value_channels(kWhere, mask, values, heads);
   detail::check_shape(kWhere, "grad_out", grad_out, mask.num_nodes(), values.cols(),
                       "the mask's node count");
+  detail::check_distinct(kWhere, "grad_values", grad_values, "values", values);
+  detail::check_distinct(kWhere, "grad_values", grad_values, "grad_out", grad_out);
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
   detail::resize_buffer(grad_alpha, mask.num_edges(), heads);
   detail::resize_buffer(grad_values, mask.num_nodes(), values.cols());
   std::vector<std::uint8_t> kept(static_cast<std::size_t>(mask.num_edges() * heads));
   std::vector<std::uint8_t> live_bytes(static_cast<std::size_t>(mask.num_nodes()));
   const detail::LiveRows live(grad_out, live_bytes.data());
-  std::vector<T> by_channel_buffer(detail::ChannelMajor<T>::needs_buffer(heads, channels)
-                                       ? static_cast<std::size_t>(values.size())
-                                       : 0);
-  const detail::ChannelMajor<T> by_channel(values, heads, by_channel_buffer.data());
+  // The destination pass reads the values channel-major from grad_values, which the source pass
+  // then overwrites with the value gradients.
+  const detail::ChannelMajor<T> by_channel(values, heads, grad_values.data());
   detail::for_each_destination_range(
       mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {
         detail::grad_alpha_rows(shape, mask, range, grad_out.data(), live, by_channel, factor,

@@ -39,7 +39,8 @@ MASKGAT_EXPORT void attention(const Graph& mask, const Score& score,
 /// Backward of `attention`, from `grad_out` (N x (H * C)): writes the score inputs' gradients
 /// into `grad_score` and `grad_values` (resized to N x (H * C)). A pass over destination rows
 /// (softmax and destination-side gradients), then one over source rows of the transpose (values
-/// and source-side gradients): no atomics, bitwise deterministic.
+/// and source-side gradients): no atomics, bitwise deterministic. Rows of `grad_out` that are
+/// zero are skipped (the same result for finite values and coefficients).
 /// @param mask        the forward's mask (N nodes, E edges)
 /// @param score       the forward's score
 /// @param values      N x (H * C), the forward's
@@ -48,13 +49,15 @@ MASKGAT_EXPORT void attention(const Graph& mask, const Score& score,
 /// @param grad_out    N x (H * C)
 /// @param grad_score  the score's gradient type (`AdditiveScoreGrad` for `AdditiveScore`, ...),
 ///                    resized and overwritten
-/// @param grad_values resized to N x (H * C) and overwritten
-/// @param workspace   scratch for the per-edge gradients (E x H) and the attention-dropout mask (a
-///                    byte per coefficient); resized, contents unspecified on return. Pass the
-///                    same matrix every step so no memory is allocated
+/// @param grad_values resized to N x (H * C) and overwritten (scratch for the values laid out
+///                    channel-major before that); not `values` or `grad_out`
+/// @param workspace   scratch for the per-edge gradients (E x H), the attention-dropout mask (a
+///                    byte per coefficient) and the rows of `grad_out` that are not zero (a byte
+///                    per node); resized, contents unspecified on return. Pass the same matrix
+///                    every step so no memory is allocated
 /// @param schedule    task sizes; they change speed only, never the result
-/// @throws InvalidArgument on mismatched shapes, a dropout probability outside [0, 1) or a
-///         non-positive `schedule.grain`.
+/// @throws InvalidArgument on mismatched shapes, `grad_values` that is `values` or `grad_out`, a
+///         dropout probability outside [0, 1) or a non-positive `schedule.grain`.
 template <typename Score, typename Grad>
 MASKGAT_EXPORT void attention_backward(
     const Graph& mask, const Score& score, const RowMatrix<typename Score::Scalar>& values,

@@ -33,17 +33,18 @@ MASKGAT_EXPORT void spmm(const Graph& mask, const RowMatrix<T>& alpha, const Row
 
 /// Backward of `spmm`: `grad_alpha(e, h) = d(e, h) * <grad_out(i, h), values(j, h)>` over
 /// destination rows and `grad_values(j, h) = sum_{e = (j -> i)} d(e, h) * alpha(e, h) *
-/// grad_out(i, h)` over the transpose, with no atomics (bitwise deterministic).
+/// grad_out(i, h)` over the transpose, with no atomics (bitwise deterministic). Rows of `grad_out`
+/// that are zero are skipped (the same result for finite values and coefficients).
 /// @param mask        the forward's mask (N nodes, E edges)
 /// @param alpha       E x H, the forward's
 /// @param values      N x (H * C), the forward's
 /// @param dropout     the forward's attention-dropout key, so the same mask is recomputed
 /// @param grad_out    N x (H * C)
 /// @param grad_alpha  resized to E x H
-/// @param grad_values resized to N x (H * C)
+/// @param grad_values resized to N x (H * C); not `values` or `grad_out`
 /// @param schedule    task sizes; they change speed only, never the result
-/// @throws InvalidArgument on mismatched shapes, a dropout probability outside [0, 1) or a
-///         non-positive `schedule.grain`.
+/// @throws InvalidArgument on mismatched shapes, `grad_values` that is `values` or `grad_out`, a
+///         dropout probability outside [0, 1) or a non-positive `schedule.grain`.
 template <typename T>
 MASKGAT_EXPORT void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha,
                                   const RowMatrix<T>& values, const DropoutKey& dropout,

@@ -326,8 +326,8 @@ constexpr bool kChannelMajor = S::kHeadsFixed > 1 && S::kChannelsFixed > 0;
 template <typename T>
 class ChannelMajor {
  public:
-  // Lays out `values` (N x (H * C)) channel-major in `buffer` (N * H * C elements) where the
-  // shape asks for it, in parallel over fixed blocks of rows.
+  // Lays out `values` (N x (H * C)) channel-major in `buffer` (N * H * C elements, not
+  // overlapping `values`) where the shape asks for it, in parallel over fixed blocks of rows.
   ChannelMajor(const RowMatrix<T>& values, std::int64_t heads, T* buffer) : data_(values.data()) {
     const std::int64_t width = values.cols();
     with_shape(heads, width / heads, [&](auto shape) {
@@ -347,11 +347,6 @@ class ChannelMajor {
         data_ = buffer;
       }
     });
-  }
-
-  // Whether a buffer of N * H * C elements is needed for `values` of H heads x C channels.
-  [[nodiscard]] static bool needs_buffer(std::int64_t heads, std::int64_t channels) {
-    return with_shape(heads, channels, [](auto shape) { return kChannelMajor<decltype(shape)>; });
   }
 
   [[nodiscard]] const T* data() const { return data_; }

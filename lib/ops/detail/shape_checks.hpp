@@ -28,6 +28,16 @@ void check_shape(const char* where, const char* name, const Matrix& matrix, std:
   throw InvalidArgument(message);
 }
 
+// Throws `where: name must not be the same matrix as other_name` when `output` is `input`: an
+// output the kernel writes while it still reads the input.
+template <typename Matrix>
+void check_distinct(const char* where, const char* name, const Matrix& output,
+                    const char* other_name, const Matrix& input) {
+  if (&output != &input) return;
+  throw InvalidArgument(std::string(where) + ": " + name + " must not be the same matrix as " +
+                        other_name);
+}
+
 // Checks that `columns` splits into `heads` equal blocks and returns the block width.
 inline std::int64_t channels_per_head(const char* where, const char* name, std::int64_t columns,
                                       std::int64_t heads) {

@@ -218,6 +218,36 @@ TEST_SUITE("unit") {
     CHECK(grads.dst.isZero(0.0));
   }
 
+  TEST_CASE("value gradients are refused in the matrix of the values or of grad_out") {
+    // grad_values holds the values laid out channel-major while the destination pass runs.
+    const Graph mask = test::random_graph(30, 6, 1, true);
+    const std::int64_t n = mask.num_nodes();
+    RowMatrix<double> values = test::random_matrix<double>(n, kHeads * 8, 4);
+    const RowMatrix<double> src = test::random_matrix<double>(n, kHeads, 5);
+    const RowMatrix<double> dst = test::random_matrix<double>(n, kHeads, 6);
+    const ops::AdditiveScore<double> score{src, dst, 0.2};
+    RowMatrix<double> alpha, out, workspace;
+    ops::attention(mask, score, values, {}, alpha, out);
+    RowMatrix<double> grad_out = test::random_matrix<double>(n, values.cols(), 7);
+    AdditiveGrads grads;
+    auto view = grads.view();
+    CHECK_THROWS_WITH_AS(ops::attention_backward(mask, score, values, alpha, {}, grad_out, view,
+                                                 values, workspace),
+                         "ops::attention_backward: grad_values must not be the same matrix as "
+                         "values",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(ops::attention_backward(mask, score, values, alpha, {}, grad_out, view,
+                                                 grad_out, workspace),
+                         "ops::attention_backward: grad_values must not be the same matrix as "
+                         "grad_out",
+                         maskgat::InvalidArgument);
+    RowMatrix<double> grad_alpha;
+    CHECK_THROWS_WITH_AS(
+        ops::spmm_backward(mask, alpha, values, {}, grad_out, grad_alpha, values),
+        "ops::spmm_backward: grad_values must not be the same matrix as values",
+        maskgat::InvalidArgument);
+  }
+
   TEST_CASE("dot-product attention under masks::full is textbook softmax(Q K^T / sqrt(d)) V") {
     const std::int64_t n = 17;
     const std::int64_t d = 8;
