@@ -283,8 +283,9 @@ struct Work {
 //             backward's workspace (a float of gradient and a byte of dropout mask per head)
 //   per node: the features and their dropped copy (4F + 4F dense; 8 + 8 bytes per stored entry
 //             sparse), 5 rows of H*C floats (values, output, value gradient, next layer's input
-//             and the hidden gradient), 4 rows of H floats (scores and their gradients), and
-//             per output layer of h heads x K classes 4 rows of h*K, 4 of h and 3 of K floats
+//             and the hidden gradient), 4 rows of H floats (scores and their gradients), a byte
+//             per layer (the backward's rows of zero gradient), and per output layer of h heads
+//             x K classes 4 rows of h*K, 4 of h and 3 of K floats
 double model_mb(const Dataset& dataset, const maskgat::train::TrainOptions& options,
                 std::int64_t mask_edges) {
   const auto& model = options.model;
@@ -298,7 +299,8 @@ double model_mb(const Dataset& dataset, const maskgat::train::TrainOptions& opti
                               : 8.0 * n * static_cast<double>(dataset.features.cols());
   const double per_edge = 32.0 + 9.0 * (heads + out_heads);
   const double per_node =
-      20.0 * width + 16.0 * heads + 16.0 * out_heads * classes + 16.0 * out_heads + 12.0 * classes;
+      20.0 * width + 16.0 * heads + 16.0 * out_heads * classes + 16.0 * out_heads + 12.0 * classes +
+      2.0;
   return (features + n * per_node + static_cast<double>(mask_edges) * per_edge) / (1 << 20);
 }
 
