@@ -41,10 +41,13 @@ struct GatV2Grads {
 };
 
 // Fused forward == sddmm -> edge_softmax -> spmm, and fused backward == the unfused chain in
-// reverse, exactly: both run the same row kernels in the same order.
+// reverse, exactly: both run the same row kernels in the same order. With `zero_every` > 0, every
+// such row of grad_out is zero: the fused backward skips those rows' score gradients, which
+// sddmm_backward computes in full.
 template <typename Grads, typename Score>
 void check_fused_equals_unfused(const Graph& mask, const Score& score,
-                                const RowMatrix<double>& values, const DropoutKey& dropout) {
+                                const RowMatrix<double>& values, const DropoutKey& dropout,
+                                std::int64_t zero_every = 0) {
   RowMatrix<double> alpha;
   RowMatrix<double> out;
   ops::attention(mask, score, values, dropout, alpha, out);
@@ -58,7 +61,10 @@ void check_fused_equals_unfused(const Graph& mask, const Score& score,
   CHECK(alpha == alpha_unfused);
   CHECK(out == out_unfused);
 
-  const RowMatrix<double> grad_out = test::random_matrix<double>(out.rows(), out.cols(), 77);
+  RowMatrix<double> grad_out = test::random_matrix<double>(out.rows(), out.cols(), 77);
+  for (std::int64_t i = 0; zero_every > 0 && i < grad_out.rows(); i += zero_every) {
+    grad_out.row(i).setZero();
+  }
   Grads fused;
   auto fused_view = fused.view();
   RowMatrix<double> grad_values;
@@ -183,14 +189,49 @@ TEST_SUITE("unit") {
     const RowMatrix<double> dst = test::random_matrix<double>(n, kHeads, 6);
     const RowMatrix<double> att = test::random_matrix<double>(kHeads, kChannels, 7);
     for (const double p : {0.0, 0.5}) {
-      CAPTURE(p);
-      const DropoutKey dropout{p, 99, 3};
-      check_fused_equals_unfused<AdditiveGrads>(mask, ops::AdditiveScore<double>{src, dst, 0.2},
-                                                values, dropout);
-      check_fused_equals_unfused<DotGrads>(mask, ops::DotScore<double>{a, b, kHeads, 0.5}, values,
-                                           dropout);
-      check_fused_equals_unfused<GatV2Grads>(mask, ops::GatV2Score<double>{a, b, att, 0.2}, values,
-                                             dropout);
+      for (const std::int64_t zero_every : {0, 3}) {
+        CAPTURE(p);
+        CAPTURE(zero_every);
+        const DropoutKey dropout{p, 99, 3};
+        check_fused_equals_unfused<AdditiveGrads>(
+            mask, ops::AdditiveScore<double>{src, dst, 0.2}, values, dropout, zero_every);
+        check_fused_equals_unfused<DotGrads>(mask, ops::DotScore<double>{a, b, kHeads, 0.5},
+                                             values, dropout, zero_every);
+        check_fused_equals_unfused<GatV2Grads>(mask, ops::GatV2Score<double>{a, b, att, 0.2},
+                                               values, dropout, zero_every);
+      }
+    }
+  }
+
+  TEST_CASE("spmm_backward with zero rows of grad_out equals the sums over every edge") {
+    // The kernels skip the zero rows; the reference below adds every edge's term.
+    const Graph mask = test::random_graph(30, 6, 1, true);
+    const std::int64_t n = mask.num_nodes();
+    const std::int64_t width = kHeads * kChannels;
+    const RowMatrix<double> values = test::random_matrix<double>(n, width, 2);
+    const RowMatrix<double> alpha = test::random_matrix<double>(mask.num_edges(), kHeads, 3);
+    RowMatrix<double> grad_out = test::random_matrix<double>(n, width, 4);
+    for (std::int64_t i = 0; i < n; i += 2) grad_out.row(i).setZero();
+    RowMatrix<double> grad_alpha;
+    RowMatrix<double> grad_values;
+    ops::spmm_backward(mask, alpha, values, {}, grad_out, grad_alpha, grad_values);
+    RowMatrix<double> expected_alpha = RowMatrix<double>::Zero(mask.num_edges(), kHeads);
+    RowMatrix<double> expected_values = RowMatrix<double>::Zero(n, width);
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (auto e = mask.in_offsets()[i]; e < mask.in_offsets()[i + 1]; ++e) {
+        const std::int64_t j = mask.in_sources()[e];
+        for (std::int64_t h = 0; h < kHeads; ++h) {
+          const auto channels = Eigen::seqN(h * kChannels, kChannels);
+          expected_alpha(e, h) = grad_out(i, channels).dot(values(j, channels));
+          expected_values(j, channels) += alpha(e, h) * grad_out(i, channels);
+        }
+      }
+    }
+    CHECK((grad_alpha - expected_alpha).norm() <= 1e-13 * expected_alpha.norm());
+    CHECK((grad_values - expected_values).norm() <= 1e-13 * expected_values.norm());
+    // The coefficients into a zero row are exactly zero.
+    for (auto e = mask.in_offsets()[0]; e < mask.in_offsets()[1]; ++e) {
+      CHECK((grad_alpha.row(e).array() == 0.0).all());
     }
   }
 
