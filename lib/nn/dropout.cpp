@@ -7,7 +7,6 @@
 #include "core/detail/parallel.hpp"
 #include "ops/detail/buffer.hpp"
 #include "ops/detail/dropout_mask.hpp"
-#include "ops/detail/head_layout.hpp"
 
 namespace maskgat::nn {
 namespace {
