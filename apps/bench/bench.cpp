@@ -298,9 +298,8 @@ double model_mb(const Dataset& dataset, const maskgat::train::TrainOptions& opti
                               ? 16.0 * static_cast<double>(dataset.features.sparse().nonZeros())
                               : 8.0 * n * static_cast<double>(dataset.features.cols());
   const double per_edge = 32.0 + 9.0 * (heads + out_heads);
-  const double per_node =
-      20.0 * width + 16.0 * heads + 16.0 * out_heads * classes + 16.0 * out_heads + 12.0 * classes +
-      2.0;
+  const double per_node = 20.0 * width + 16.0 * heads + 16.0 * out_heads * classes +
+                          16.0 * out_heads + 12.0 * classes + 2.0;
   return (features + n * per_node + static_cast<double>(mask_edges) * per_edge) / (1 << 20);
 }
 

@@ -100,10 +100,10 @@ template <typename T>
 // entries in row order however the features are cut into blocks. One task per block of features.
 // A first pass finds where each row's entries of each block start, as Eigen keeps a row's column
 // indices ascending; with several blocks, an entry outside its block means they were not, and
-// throws rather than race with another block's task (grad_weight is then partly updated). A row of grad_out that is zero
-// is skipped: it would add x(i, f) * 0, +-0 for finite x, which leaves every sum as it is (a sum
-// from +0 never is -0), and in whole-graph training most nodes' gradients are zero, as no loss term
-// reaches them.
+// throws rather than race with another block's task (grad_weight is then partly updated). A row of
+// grad_out that is zero is skipped: it would add x(i, f) * 0, +-0 for finite x, which leaves every
+// sum as it is (a sum from +0 never is -0), and in whole-graph training most nodes' gradients are
+// zero, as no loss term reaches them.
 template <typename T>
 void scatter_weighted_rows(const RowSparse<T>& x, const RowMatrix<T>& grad_out,
                            Eigen::Ref<RowMatrix<T>>& grad_weight) {

@@ -9,8 +9,8 @@
 
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "maskgat/core/error.hpp"

@@ -193,10 +193,10 @@ TEST_SUITE("unit") {
         CAPTURE(p);
         CAPTURE(zero_every);
         const DropoutKey dropout{p, 99, 3};
-        check_fused_equals_unfused<AdditiveGrads>(
-            mask, ops::AdditiveScore<double>{src, dst, 0.2}, values, dropout, zero_every);
-        check_fused_equals_unfused<DotGrads>(mask, ops::DotScore<double>{a, b, kHeads, 0.5},
-                                             values, dropout, zero_every);
+        check_fused_equals_unfused<AdditiveGrads>(mask, ops::AdditiveScore<double>{src, dst, 0.2},
+                                                  values, dropout, zero_every);
+        check_fused_equals_unfused<DotGrads>(mask, ops::DotScore<double>{a, b, kHeads, 0.5}, values,
+                                             dropout, zero_every);
         check_fused_equals_unfused<GatV2Grads>(mask, ops::GatV2Score<double>{a, b, att, 0.2},
                                                values, dropout, zero_every);
       }
@@ -272,21 +272,20 @@ TEST_SUITE("unit") {
     RowMatrix<double> grad_out = test::random_matrix<double>(n, values.cols(), 7);
     AdditiveGrads grads;
     auto view = grads.view();
-    CHECK_THROWS_WITH_AS(ops::attention_backward(mask, score, values, alpha, {}, grad_out, view,
-                                                 values, workspace),
-                         "ops::attention_backward: grad_values must not be the same matrix as "
-                         "values",
-                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(
+        ops::attention_backward(mask, score, values, alpha, {}, grad_out, view, values, workspace),
+        "ops::attention_backward: grad_values must not be the same matrix as "
+        "values",
+        maskgat::InvalidArgument);
     CHECK_THROWS_WITH_AS(ops::attention_backward(mask, score, values, alpha, {}, grad_out, view,
                                                  grad_out, workspace),
                          "ops::attention_backward: grad_values must not be the same matrix as "
                          "grad_out",
                          maskgat::InvalidArgument);
     RowMatrix<double> grad_alpha;
-    CHECK_THROWS_WITH_AS(
-        ops::spmm_backward(mask, alpha, values, {}, grad_out, grad_alpha, values),
-        "ops::spmm_backward: grad_values must not be the same matrix as values",
-        maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(ops::spmm_backward(mask, alpha, values, {}, grad_out, grad_alpha, values),
+                         "ops::spmm_backward: grad_values must not be the same matrix as values",
+                         maskgat::InvalidArgument);
   }
 
   TEST_CASE("dot-product attention under masks::full is textbook softmax(Q K^T / sqrt(d)) V") {
