@@ -98,9 +98,10 @@ template <typename T>
 // grad_weight += x^T grad_out for sparse x: every entry (i, f) of x adds row i of grad_out, scaled
 // by x(i, f), into row f of grad_weight, rows i in order, so each element of grad_weight adds its
 // entries in row order however the features are cut into blocks. One task per block of features.
-// A first pass finds where each row's entries of each block start, as Eigen keeps a row's column
-// indices ascending; with several blocks, an entry outside its block means they were not, and
-// throws rather than race with another block's task (grad_weight is then partly updated). A row of
+// With several blocks, a first pass finds where each row's entries of each block start, as Eigen
+// keeps a row's column indices ascending; an entry outside its block means they were not, and
+// throws rather than race with another block's task (grad_weight is then partly updated). One
+// block is a single pass over the rows, in the calling thread. A row of
 // grad_out that is zero is skipped: it would add x(i, f) * 0, +-0 for finite x, which leaves every
 // sum as it is (a sum from +0 never is -0), and in whole-graph training most nodes' gradients are
 // zero, as no loss term reaches them.
@@ -118,6 +119,29 @@ void scatter_weighted_rows(const RowSparse<T>& x, const RowMatrix<T>& grad_out,
                    kWeightBlockBytes,
                x.nonZeros() / kWeightBlockEntries),
       1, kMaxWeightBlocks);
+  // Locals: stores through `target` cannot change them, so they stay in registers.
+  T* const target = grad_weight.data();
+  const std::int64_t stride = grad_weight.outerStride();
+  // Adds row i's entries [begin, end), all of features [first, last).
+  const auto add_row = [&](std::int64_t i, Index begin, Index end, std::int64_t first,
+                           std::int64_t last) {
+    const T* grad = grad_out.row(i).data();
+    for (Index k = begin; k < end; ++k) {
+      if (inner[k] < first || inner[k] >= last) {
+        throw InvalidArgument("ops::matmul_backward_weight: the column indices of x's row " +
+                              std::to_string(i) + " are not ascending");
+      }
+      add_scaled(values[k], grad, target + inner[k] * stride, width);
+    }
+  };
+  if (blocks == 1) {
+    for (std::int64_t i = 0; i < rows; ++i) {
+      if (!detail::is_zero_row(grad_out.row(i).data(), width)) {
+        add_row(i, outer[i], outer[i + 1], 0, features);
+      }
+    }
+    return;
+  }
   const std::int64_t block = (features + blocks - 1) / blocks;
   // starts[i * (blocks + 1) + b]: the first entry of row i at or past feature b * block; all the
   // same (no entries) for a row of grad_out that is zero.
@@ -138,22 +162,12 @@ void scatter_weighted_rows(const RowSparse<T>& x, const RowMatrix<T>& grad_out,
       row_starts[blocks] = outer[i + 1];
     }
   });
-  // Locals: stores through `target` cannot change them, so they stay in registers.
-  T* const target = grad_weight.data();
-  const std::int64_t stride = grad_weight.outerStride();
   maskgat::detail::run_tasks(blocks, [&](std::int64_t b) {
     const std::int64_t first = b * block;
     const std::int64_t last = std::min(first + block, features);
     for (std::int64_t i = 0; i < rows; ++i) {
       const Index* row_starts = starts.data() + i * (blocks + 1);
-      const T* grad = grad_out.row(i).data();
-      for (Index k = row_starts[b]; k < row_starts[b + 1]; ++k) {
-        if (inner[k] < first || inner[k] >= last) {
-          throw InvalidArgument("ops::matmul_backward_weight: the column indices of x's row " +
-                                std::to_string(i) + " are not ascending");
-        }
-        add_scaled(values[k], grad, target + inner[k] * stride, width);
-      }
+      add_row(i, row_starts[b], row_starts[b + 1], first, last);
     }
   });
 }
