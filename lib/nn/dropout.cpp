@@ -1,8 +1,14 @@
 #include "maskgat/nn/dropout.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "core/detail/parallel.hpp"
 #include "ops/detail/buffer.hpp"
@@ -34,6 +40,44 @@ void apply_mask(const RowMatrix<T>& in, const DropoutKey& key, const char* where
       for (std::int64_t c = 0; c < count; ++c) target[k + c] = source[k + c] * factors[c];
     }
   });
+}
+
+// Entries per step of `compress_kept`: 16 where AVX-512 compresses 32-bit lanes and both the
+// values and the indices are 32-bit; 0 (the plain loop only) elsewhere.
+template <typename T, typename Index>
+constexpr int kCompressLanes =
+#if defined(__AVX512F__)
+    std::is_same_v<T, float> && sizeof(Index) == 4 ? 16 : 0;
+#else
+    0;
+#endif
+
+// Writes the kept ones of entries [k, last), 16 at a time, at `position` on: each step loads 16
+// entries, scales their values and stores their kept ones packed, in order, with whole-vector
+// stores (lanes past the kept ones are overwritten by the next step). Steps end while a whole
+// vector still fits before `limit`, the next block's first slot; returns the first entry not
+// written, the plain loop's to finish.
+template <typename T, typename Index>
+Index compress_kept(const Index* inner, const T* values, const std::uint8_t* kept, T scale,
+                    Index k, Index last, std::int64_t limit, std::int64_t& position,
+                    Index* kept_inner, T* kept_values) {
+#if defined(__AVX512F__)
+  if constexpr (kCompressLanes<T, Index> > 0) {
+    constexpr int kLanes = kCompressLanes<T, Index>;
+    const __m512 factor = _mm512_set1_ps(scale);
+    for (; k + kLanes <= last && position + kLanes <= limit; k += kLanes) {
+      const __m512i bytes =
+          _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kept + k)));
+      const __mmask16 mask = _mm512_test_epi32_mask(bytes, bytes);
+      const __m512i ids = _mm512_loadu_si512(inner + k);
+      const __m512 scaled = _mm512_mul_ps(_mm512_loadu_ps(values + k), factor);
+      _mm512_storeu_si512(kept_inner + position, _mm512_maskz_compress_epi32(mask, ids));
+      _mm512_storeu_ps(kept_values + position, _mm512_maskz_compress_ps(mask, scaled));
+      position += std::popcount(static_cast<unsigned>(mask));
+    }
+  }
+#endif
+  return k;
 }
 
 }  // namespace
@@ -81,7 +125,12 @@ void dropout(const RowSparse<T>& x, const DropoutKey& key, RowSparse<T>& out) {
     auto last = outer[end];
     while (last > outer[begin] && kept[last - 1] == 0) --last;
     std::int64_t position = kept_outer[begin];
-    for (auto k = outer[begin]; k < last; ++k) {
+    auto k = outer[begin];
+    if constexpr (kCompressLanes<T, Index> > 0) {
+      k = compress_kept(inner, values, kept.get(), scale, k, last, kept_outer[end], position,
+                        kept_inner, kept_values);
+    }
+    for (; k < last; ++k) {
       kept_inner[position] = inner[k];
       kept_values[position] = values[k] * scale;
       position += kept[k];

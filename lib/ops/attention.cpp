@@ -107,14 +107,13 @@ void attention_backward(const Graph& mask, const Score& score,
           rows.dst_row(shape, grad_score, i, sources, first, row);
         });
       });
-  detail::for_each_source(mask, schedule, heads, checked.channels,
-                          [&](auto shape, NodeId j, auto targets, auto edge_ids) {
-                            detail::grad_values_row(shape, targets, edge_ids, alpha.data(), kept,
-                                                    factor.scale(), detail::elements(grad_out),
-                                                    live, grad_values.data() + j * values.cols());
-                            rows.src_row(shape, grad_score, j, targets, edge_ids, buffer,
-                                         live.of(targets));
-                          });
+  detail::for_each_live_source(
+      mask, schedule, heads, checked.channels, live,
+      [&](auto shape, NodeId j, auto targets, auto edge_ids) {
+        detail::grad_values_row(shape, targets, edge_ids, alpha.data(), kept, factor.scale(),
+                                detail::elements(grad_out), grad_values.data() + j * values.cols());
+        rows.src_row(shape, grad_score, j, targets, edge_ids, buffer);
+      });
   rows.finish(grad_score);
 }
 

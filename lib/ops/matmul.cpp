@@ -95,6 +95,34 @@ template <typename T>
   }
 }
 
+// Whether every index in [begin, end) lies in [first, last): one pass without branches, which
+// vectorises.
+[[nodiscard]] inline bool all_within(const Index* begin, const Index* end, std::int64_t first,
+                                     std::int64_t last) {
+  bool outside = false;
+  for (const Index* k = begin; k < end; ++k) outside |= *k < first || *k >= last;
+  return !outside;
+}
+
+// target row inner[k] += values[k] * grad for k in [begin, end) (rows `stride` apart). With the
+// width fixed at compile time, grad stays in registers for the whole row; the pointers are
+// declared not to overlap, so nothing is reloaded after each entry's stores.
+template <typename T, int kWidth>
+[[gnu::always_inline]] inline void add_entries(const Index* __restrict inner,
+                                               const T* __restrict values, Index begin, Index end,
+                                               const T* __restrict grad, T* __restrict target,
+                                               std::int64_t stride, std::int64_t width) {
+  if constexpr (kWidth != Eigen::Dynamic) {
+    using Row = Eigen::Array<T, kWidth, 1>;
+    const Row row = Eigen::Map<const Row>(grad);
+    for (Index k = begin; k < end; ++k) {
+      Eigen::Map<Row>(target + inner[k] * stride) += values[k] * row;
+    }
+  } else {
+    for (Index k = begin; k < end; ++k) add_scaled(values[k], grad, target + inner[k] * stride, width);
+  }
+}
+
 // grad_weight += x^T grad_out for sparse x: every entry (i, f) of x adds row i of grad_out, scaled
 // by x(i, f), into row f of grad_weight, rows i in order, so each element of grad_weight adds its
 // entries in row order however the features are cut into blocks. One task per block of features.
@@ -119,19 +147,20 @@ void scatter_weighted_rows(const RowSparse<T>& x, const RowMatrix<T>& grad_out,
                    kWeightBlockBytes,
                x.nonZeros() / kWeightBlockEntries),
       1, kMaxWeightBlocks);
-  // Locals: stores through `target` cannot change them, so they stay in registers.
   T* const target = grad_weight.data();
   const std::int64_t stride = grad_weight.outerStride();
   // Adds row i's entries [begin, end), all of features [first, last).
   const auto add_row = [&](std::int64_t i, Index begin, Index end, std::int64_t first,
                            std::int64_t last) {
+    if (!all_within(inner + begin, inner + end, first, last)) {
+      throw InvalidArgument("ops::matmul_backward_weight: the column indices of x's row " +
+                            std::to_string(i) + " are not ascending");
+    }
     const T* grad = grad_out.row(i).data();
-    for (Index k = begin; k < end; ++k) {
-      if (inner[k] < first || inner[k] >= last) {
-        throw InvalidArgument("ops::matmul_backward_weight: the column indices of x's row " +
-                              std::to_string(i) + " are not ascending");
-      }
-      add_scaled(values[k], grad, target + inner[k] * stride, width);
+    if (width == kPassColumns) {
+      add_entries<T, kPassColumns>(inner, values, begin, end, grad, target, stride, width);
+    } else {
+      add_entries<T, Eigen::Dynamic>(inner, values, begin, end, grad, target, stride, width);
     }
   };
   if (blocks == 1) {

@@ -37,7 +37,7 @@ void sddmm_backward(const Graph& mask, const Score& score,
       });
   detail::for_each_source(
       mask, schedule, heads, 0, [&](auto shape, NodeId j, auto targets, auto edges) {
-        rows.src_row(shape, grad, j, targets, edges, buffer.data(), detail::AllPositions{});
+        rows.src_row(shape, grad, j, targets, edges, buffer.data());
       });
   rows.finish(grad);
 }

@@ -63,11 +63,10 @@ void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix
         detail::grad_alpha_rows(shape, mask, range, grad_out.data(), live, by_channel, factor,
                                 grad_alpha.data(), kept.data());
       });
-  detail::for_each_source(
-      mask, schedule, heads, channels, [&](auto shape, NodeId j, auto targets, auto edges) {
+  detail::for_each_live_source(
+      mask, schedule, heads, channels, live, [&](auto shape, NodeId j, auto targets, auto edges) {
         detail::grad_values_row(shape, targets, edges, alpha.data(), kept.data(), factor.scale(),
-                                detail::elements(grad_out), live,
-                                grad_values.data() + j * values.cols());
+                                detail::elements(grad_out), grad_values.data() + j * values.cols());
       });
 }
 

@@ -178,6 +178,50 @@ class LiveRows {
   const std::uint8_t* live_;
 };
 
+// Runs `fn(shape, j, targets, edges)` for every source row of the transpose, in parallel, as
+// `for_each_source`, with only the out-edges whose target is live (`LiveRows`), in order. Each
+// range of sources first packs those into per-thread arrays without a branch, so the kernels walk
+// them without testing every edge (in whole-graph training about half the hidden layer's edges and
+// nearly all the output layer's reach a zero row, and a test per edge mispredicted at random), and
+// their prefetches look ahead over live edges only.
+template <typename Fn>
+void for_each_live_source(const Graph& mask, const Schedule& schedule, std::int64_t heads,
+                          std::int64_t channels, const LiveRows& live, Fn&& fn) {
+  const auto offsets = mask.out_offsets();
+  const auto all_targets = mask.out_targets();
+  const auto all_edges = mask.out_edge_ids();
+  maskgat::detail::for_each_row_range(offsets, schedule.grain, [&](NodeId begin, NodeId end) {
+    const EdgeId first = offsets[to_index(begin)];
+    const auto count = to_index(offsets[to_index(end)] - first);
+    const auto rows = to_index(end - begin);
+    // One scratch per id type: the packed targets; the packed edge ids, then each row's start.
+    NodeId* targets = row_scratch<NodeId>(count);
+    EdgeId* edges = row_scratch<EdgeId>(count + rows + 1);
+    EdgeId* starts = edges + count;
+    EdgeId packed = 0;
+    for (NodeId j = begin; j < end; ++j) {
+      starts[to_index(j - begin)] = packed;
+      for (EdgeId e = offsets[to_index(j)]; e < offsets[to_index(j) + 1]; ++e) {
+        const NodeId target = all_targets[to_index(e)];
+        targets[packed] = target;
+        edges[packed] = all_edges[to_index(e)];
+        packed += live(target) ? 1 : 0;
+      }
+    }
+    starts[rows] = packed;
+    const std::span<const NodeId> packed_targets(targets, to_index(packed));
+    const std::span<const EdgeId> packed_edges(edges, to_index(packed));
+    with_shape(heads, channels, [&](auto shape) {
+      for (NodeId j = begin; j < end; ++j) {
+        const EdgeId row_first = starts[to_index(j - begin)];
+        const EdgeId row_last = starts[to_index(j - begin) + 1];
+        fn(shape, j, Neighbors(packed_targets, row_first, row_last),
+           EdgeIds(packed_edges, row_first, row_last));
+      }
+    });
+  });
+}
+
 // Node rows are gathered in the mask's random order, so each gather is a cache miss the hardware
 // prefetcher cannot predict; asking for rows some edges ahead overlaps those misses. The distance
 // is in cache lines, so narrow rows (a node's H scores) are asked for further ahead than wide ones.
@@ -193,19 +237,15 @@ constexpr std::int64_t kPrefetchLines = 64;
 // Always inlined: GCC finds a function whose only effect is `__builtin_prefetch` pure, and drops
 // every call to it that it has not inlined by then (the prefetches of all but two kernels were
 // gone).
-//
-// `keep(position)` says whether the row at a position of `ids` (from the row's start, possibly past
-// its end) is gathered at all; rows that are not are not asked for.
-template <typename Id, typename T, typename Keep = AllPositions>
+template <typename Id, typename T>
 [[gnu::always_inline]] inline void prefetch_ahead(const RowIds<Id>& ids, std::size_t k,
-                                                  const T* base, std::int64_t width,
-                                                  Keep&& keep = {}) {
+                                                  const T* base, std::int64_t width) {
   constexpr std::int64_t kLine = 64 / static_cast<std::int64_t>(sizeof(T));
   const auto lines =
       static_cast<std::uint64_t>(std::max<std::int64_t>((width + kLine - 1) / kLine, 1));
   const auto distance = static_cast<std::size_t>(
       std::max<std::uint64_t>(std::uint64_t{kPrefetchLines} >> (std::bit_width(lines) - 1), 1));
-  if (!ids.has(k + distance) || !keep(k + distance)) return;
+  if (!ids.has(k + distance)) return;
   const T* row = base + static_cast<std::int64_t>(ids.begin()[k + distance]) * width;
   for (std::int64_t c = 0; c < width; c += kLine) __builtin_prefetch(row + c);
   // A width below a line divides it exactly when it is a power of two (kLine is one).
@@ -243,20 +283,16 @@ constexpr int kVectorLanes = 64 / static_cast<int>(sizeof(T));
 // whole vector, whose lanes past the row's C hold the next rows' values; they are summed but never
 // stored, and every kept lane is the same sum in the same order. A row too near the end of `rows`
 // for a whole vector is copied into one first.
-//
-// Positions k where `keep(k)` is false are skipped (and not prefetched).
-template <typename T, typename S, typename Weights, typename Keep = AllPositions>
+template <typename T, typename S, typename Weights>
 [[gnu::always_inline]] inline void gather_row(S shape, const Neighbors& ids, Weights&& weights,
-                                              std::span<const T> all_rows, T* out,
-                                              Keep&& keep = {}) {
+                                              std::span<const T> all_rows, T* out) {
   const T* rows = all_rows.data();
   const T* rows_end = rows + all_rows.size();
   const std::int64_t width = shape.heads() * shape.channels();
   if constexpr (S::kHeadsFixed > 0 && S::kChannelsFixed > 0) {
     alignas(64) T sum[S::kHeadsFixed * S::kChannelsFixed] = {};
     for (std::size_t k = 0; k < ids.size(); ++k) {
-      prefetch_ahead(ids, k, rows, width, keep);
-      if (!keep(k)) continue;
+      prefetch_ahead(ids, k, rows, width);
       add_weighted_heads(shape, weights(k), rows + ids[k] * width, sum);
     }
     for (std::int64_t c = 0; c < width; ++c) out[c] = sum[c];
@@ -264,8 +300,7 @@ template <typename T, typename S, typename Weights, typename Keep = AllPositions
     using Lanes = Eigen::Array<T, kVectorLanes<T>, 1>;
     Lanes sum = Lanes::Zero();
     for (std::size_t k = 0; k < ids.size(); ++k) {
-      prefetch_ahead(ids, k, rows, width, keep);
-      if (!keep(k)) continue;
+      prefetch_ahead(ids, k, rows, width);
       const T* source = rows + ids[k] * width;
       const T weight = *weights(k);
       if (rows_end - source >= kVectorLanes<T>) {
@@ -280,8 +315,7 @@ template <typename T, typename S, typename Weights, typename Keep = AllPositions
   } else {
     for (std::int64_t c = 0; c < width; ++c) out[c] = T(0);
     for (std::size_t k = 0; k < ids.size(); ++k) {
-      prefetch_ahead(ids, k, rows, width, keep);
-      if (!keep(k)) continue;
+      prefetch_ahead(ids, k, rows, width);
       add_weighted_heads(shape, weights(k), rows + ids[k] * width, out);
     }
   }
@@ -419,20 +453,19 @@ void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T*
 }
 
 // grad_v_j = sum over out-edges e = (j -> i) of d * alpha_e * grad_out_i, per head, with d read
-// from the `kept` bytes (E x H) that `grad_alpha_rows` wrote and the mask's `scale`; targets whose
-// row of grad_out is zero (`LiveRows`) are skipped.
+// from the `kept` bytes (E x H) that `grad_alpha_rows` wrote and the mask's `scale`, over the
+// out-edges given (`for_each_live_source` gives those whose row of grad_out is not zero).
 template <typename T, typename S>
 void grad_values_row(S shape, const Neighbors& targets, const EdgeIds& edges, const T* alpha,
                      const std::uint8_t* kept, T scale, std::span<const T> grad_out,
-                     const LiveRows& live, T* grad_value) {
+                     T* grad_value) {
   const std::int64_t heads = shape.heads();
   PerHead<T, S> weights(shape);
-  const auto keep = live.of(targets);
   gather_row(
       shape, targets,
       [&](std::size_t k) {
-        prefetch_ahead(edges, k, alpha, heads, keep);
-        prefetch_ahead(edges, k, kept, heads, keep);
+        prefetch_ahead(edges, k, alpha, heads);
+        prefetch_ahead(edges, k, kept, heads);
         const EdgeId edge = edges[k];
         for (std::int64_t h = 0; h < heads; ++h) {
           // A product with the 0/1 byte rather than a select: branch-free, the same values.
@@ -440,7 +473,7 @@ void grad_values_row(S shape, const Neighbors& targets, const EdgeIds& edges, co
         }
         return weights.data();
       },
-      grad_out, grad_value, keep);
+      grad_out, grad_value);
 }
 
 }  // namespace maskgat::ops::detail

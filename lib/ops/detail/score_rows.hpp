@@ -18,11 +18,10 @@ namespace maskgat::ops::detail {
 //   dst_row(shape, grad, i, sources, first, row) from grad_scores in `row` (transformed in place
 //                                                into what src_row needs), writes the
 //                                                destination-side gradients
-//   src_row(shape, grad, j, targets, edges, buf, keep)
-//                                                from the transformed E x H buffer, writes the
-//                                                source-side gradients of node j, skipping the
-//                                                targets at positions where keep(k) is false
-//                                                (their buffer is zero)
+//   src_row(shape, grad, j, targets, edges, buf) from the transformed E x H buffer, writes the
+//                                                source-side gradients of node j over the
+//                                                out-edges given (a target left out is one whose
+//                                                buffer is zero)
 // A destination row whose incoming gradient is zero gets dst_row with no sources: it writes that
 // row's zero gradients.
 //   finish(grad)                                 reduces per-node partials
@@ -62,10 +61,10 @@ class AdditiveRows {
                  score_.negative_slope, row, grad.dst.data() + i * heads);
   }
 
-  template <typename S, typename Keep>
+  template <typename S>
   void src_row(S shape, Grad& grad, NodeId j, const Neighbors& /*targets*/, const EdgeIds& edges,
-               const T* buffer, Keep&& keep) const {
-    src_grads_of(shape, edges, buffer, keep, grad.src.data() + j * shape.heads());
+               const T* buffer) const {
+    src_grads_of(shape, edges, buffer, grad.src.data() + j * shape.heads());
   }
 
   void finish(Grad& /*grad*/) const {}
@@ -112,15 +111,14 @@ class AdditiveRows {
     }
   }
 
-  template <typename S, typename Keep>
-  static void src_grads_of(S shape, const EdgeIds& edges, const T* __restrict buffer, Keep&& keep,
+  template <typename S>
+  static void src_grads_of(S shape, const EdgeIds& edges, const T* __restrict buffer,
                            T* __restrict grad_src) {
     const std::int64_t heads = shape.heads();
     auto sum = head_map(shape, grad_src);
     sum.setZero();
     for (std::size_t k = 0; k < edges.size(); ++k) {
-      prefetch_ahead(edges, k, buffer, heads, keep);
-      if (!keep(k)) continue;
+      prefetch_ahead(edges, k, buffer, heads);
       sum += head_map(shape, buffer + edges[k] * heads);
     }
   }
@@ -182,15 +180,14 @@ class DotRows {
     }
   }
 
-  template <typename S, typename Keep>
+  template <typename S>
   void src_row(S shape, Grad& grad, NodeId j, const Neighbors& targets, const EdgeIds& edges,
-               const T* buffer, Keep&& keep) const {
+               const T* buffer) const {
     const std::int64_t heads = shape.heads();
     T* grad_key = grad.key.data() + j * width();
     for (std::int64_t c = 0; c < width(); ++c) grad_key[c] = T(0);
     for (std::size_t k = 0; k < targets.size(); ++k) {
-      prefetch_ahead(targets, k, score_.query.data(), width(), keep);
-      if (!keep(k)) continue;
+      prefetch_ahead(targets, k, score_.query.data(), width());
       const T* query = score_.query.data() + targets[k] * width();
       for (std::int64_t h = 0; h < heads; ++h) {
         const T weight = score_.scale * buffer[edges[k] * heads + h];
@@ -281,17 +278,16 @@ class GatV2Rows {
     }
   }
 
-  template <typename S, typename Keep>
+  template <typename S>
   void src_row(S shape, Grad& grad, NodeId j, const Neighbors& targets, const EdgeIds& edges,
-               const T* buffer, Keep&& keep) const {
+               const T* buffer) const {
     const std::int64_t heads = shape.heads();
     const T* src = score_.src.data() + j * width();
     const T* att = score_.att.data();
     T* grad_src = grad.src.data() + j * width();
     for (std::int64_t c = 0; c < width(); ++c) grad_src[c] = T(0);
     for (std::size_t k = 0; k < targets.size(); ++k) {
-      prefetch_ahead(targets, k, score_.dst.data(), width(), keep);
-      if (!keep(k)) continue;
+      prefetch_ahead(targets, k, score_.dst.data(), width());
       const T* dst = score_.dst.data() + targets[k] * width();
       for (std::int64_t h = 0; h < heads; ++h) {
         const T g = buffer[edges[k] * heads + h];
