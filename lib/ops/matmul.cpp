@@ -1,6 +1,7 @@
 #include "maskgat/ops/matmul.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -95,13 +96,17 @@ template <typename T>
   }
 }
 
-// Whether every index in [begin, end) lies in [first, last): one pass without branches, which
-// vectorises.
+// Whether every index in [begin, end) lies in [first, last): their minimum and maximum, in one
+// pass without branches, which vectorises.
 [[nodiscard]] inline bool all_within(const Index* begin, const Index* end, std::int64_t first,
                                      std::int64_t last) {
-  bool outside = false;
-  for (const Index* k = begin; k < end; ++k) outside |= *k < first || *k >= last;
-  return !outside;
+  Index low = std::numeric_limits<Index>::max();
+  Index high = std::numeric_limits<Index>::min();
+  for (const Index* k = begin; k < end; ++k) {
+    low = std::min(low, *k);
+    high = std::max(high, *k);
+  }
+  return begin == end || (low >= first && high < last);
 }
 
 // target row inner[k] += values[k] * grad for k in [begin, end) (rows `stride` apart). With the
