@@ -7,6 +7,7 @@
 
 #include "core/detail/parallel.hpp"
 #include "ops/detail/buffer.hpp"
+#include "ops/detail/head_layout.hpp"
 #include "ops/detail/shape_checks.hpp"
 #include "ops/detail/zero_rows.hpp"
 
@@ -78,6 +79,8 @@ void sum_weighted_rows(const Eigen::Ref<const RowMatrix<T>>& weight, const Index
 constexpr std::int64_t kWeightBlockBytes = 32 * 1024;
 constexpr std::int64_t kMaxWeightBlocks = 8;
 constexpr std::int64_t kWeightBlockEntries = 32 * 1024;
+template <typename T>
+constexpr std::int64_t kLinePad = 64 / static_cast<std::int64_t>(sizeof(T));
 
 // target[c] += value * source[c] for c in [0, width), in register blocks.
 template <typename T>
@@ -152,11 +155,10 @@ void scatter_weighted_rows(const RowSparse<T>& x, const RowMatrix<T>& grad_out,
                    kWeightBlockBytes,
                x.nonZeros() / kWeightBlockEntries),
       1, kMaxWeightBlocks);
-  T* const target = grad_weight.data();
-  const std::int64_t stride = grad_weight.outerStride();
-  // Adds row i's entries [begin, end), all of features [first, last).
+  // Adds row i's entries [begin, end), all of features [first, last), into `target`, whose row f
+  // is at target + f * stride.
   const auto add_row = [&](std::int64_t i, Index begin, Index end, std::int64_t first,
-                           std::int64_t last) {
+                           std::int64_t last, T* target, std::int64_t stride) {
     if (!all_within(inner + begin, inner + end, first, last)) {
       throw InvalidArgument("ops::matmul_backward_weight: the column indices of x's row " +
                             std::to_string(i) + " are not ascending");
@@ -171,7 +173,8 @@ void scatter_weighted_rows(const RowSparse<T>& x, const RowMatrix<T>& grad_out,
   if (blocks == 1) {
     for (std::int64_t i = 0; i < rows; ++i) {
       if (!detail::is_zero_row(grad_out.row(i).data(), width)) {
-        add_row(i, outer[i], outer[i + 1], 0, features);
+        add_row(i, outer[i], outer[i + 1], 0, features, grad_weight.data(),
+                grad_weight.outerStride());
       }
     }
     return;
@@ -199,9 +202,21 @@ void scatter_weighted_rows(const RowSparse<T>& x, const RowMatrix<T>& grad_out,
   maskgat::detail::run_tasks(blocks, [&](std::int64_t b) {
     const std::int64_t first = b * block;
     const std::int64_t last = std::min(first + block, features);
+    // The block's rows of grad_weight, copied into scratch rows a cache line longer: rows a
+    // multiple of 4 KB apart (16 of grad_weight's 64-float rows) alias in the core's store
+    // forwarding, and an entry's loads then wait for the stores of the entries before it.
+    const std::int64_t padded = width + kLinePad<T>;
+    T* local = detail::row_scratch<T>(static_cast<std::size_t>((last - first) * padded));
+    for (std::int64_t f = first; f < last; ++f) {
+      std::copy_n(grad_weight.row(f).data(), width, local + (f - first) * padded);
+    }
+    T* const target = local - first * padded;
     for (std::int64_t i = 0; i < rows; ++i) {
       const Index* row_starts = starts.data() + i * (blocks + 1);
-      add_row(i, row_starts[b], row_starts[b + 1], first, last);
+      add_row(i, row_starts[b], row_starts[b + 1], first, last, target, padded);
+    }
+    for (std::int64_t f = first; f < last; ++f) {
+      std::copy_n(local + (f - first) * padded, width, grad_weight.row(f).data());
     }
   });
 }
