@@ -205,4 +205,20 @@ Subgraph receptive_subgraph(const Graph& mask, std::span<const NodeId> outputs,
   return result;
 }
 
+std::vector<std::vector<std::uint8_t>> receptive_rows(const Graph& mask,
+                                                     std::span<const NodeId> outputs,
+                                                     std::int64_t layers) {
+  const Levels field = levels("masks::receptive_rows", mask, outputs, layers);
+  std::vector<std::vector<std::uint8_t>> rows(
+      static_cast<std::size_t>(layers),
+      std::vector<std::uint8_t>(static_cast<std::size_t>(mask.num_nodes()), 0));
+  for (std::int64_t layer = 0; layer < layers; ++layer) {
+    const std::size_t end = field.level_ends[static_cast<std::size_t>(layers - 1 - layer)];
+    for (std::size_t k = 0; k < end; ++k) {
+      rows[static_cast<std::size_t>(layer)][static_cast<std::size_t>(field.nodes[k])] = 1;
+    }
+  }
+  return rows;
+}
+
 }  // namespace maskgat::masks

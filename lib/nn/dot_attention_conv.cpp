@@ -40,7 +40,8 @@ std::int64_t BasicDotAttentionConv<T>::output_features() const noexcept {
 
 template <typename T>
 void BasicDotAttentionConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng,
-                                       Cache& cache, RowMatrix<T>& out) const {
+                                       Cache& cache, RowMatrix<T>& out,
+                                       std::span<const std::uint8_t> rows) const {
   detail::check_input("dot_attention_conv.forward", graph, x, options_.in_features);
   detail::project(*store_, query_, x, cache.query);
   detail::project(*store_, key_, x, cache.key);
@@ -49,7 +50,7 @@ void BasicDotAttentionConv<T>::forward(const Graph& graph, InputRef<T> x, Mode m
   const auto score = dot_score<T>(cache, options_);
   ops::attention(graph, score, cache.value, cache.dropout, cache.alpha,
                  detail::heads_target(options_.concat, options_.heads, out, cache.heads_out),
-                 options_.schedule);
+                 options_.schedule, rows);
   detail::finish_output(*store_, options_.concat, options_.heads, cache.heads_out, skip_,
                         std::optional<Parameter>{}, x, cache.projected, out);
 }

@@ -28,7 +28,7 @@ std::int64_t BasicGatConv<T>::output_features() const noexcept {
 
 template <typename T>
 void BasicGatConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng, Cache& cache,
-                              RowMatrix<T>& out) const {
+                              RowMatrix<T>& out, std::span<const std::uint8_t> rows) const {
   detail::check_input("gat_conv.forward", graph, x, options_.in_features);
   const Graph& mask = detail::forward_mask(graph, options_.add_self_loops, cache.looped);
   detail::project(*store_, lin_, x, cache.h);
@@ -36,7 +36,7 @@ void BasicGatConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng&
                               cache.dst);
   cache.dropout = detail::dropout_for(mode, options_.dropout, rng);
   const ops::AdditiveScore<T> score{cache.src, cache.dst, static_cast<T>(options_.negative_slope)};
-  detail::attend(*store_, options_, mask, score, cache.h, x, residual_, bias_, cache, out);
+  detail::attend(*store_, options_, mask, score, cache.h, x, residual_, bias_, cache, out, rows);
 }
 
 template <typename T>

@@ -29,7 +29,8 @@ std::int64_t BasicGatV2Conv<T>::output_features() const noexcept {
 
 template <typename T>
 void BasicGatV2Conv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng,
-                                Cache& cache, RowMatrix<T>& out) const {
+                                Cache& cache, RowMatrix<T>& out,
+                                std::span<const std::uint8_t> rows) const {
   detail::check_input("gatv2_conv.forward", graph, x, options_.in_features);
   const Graph& mask = detail::forward_mask(graph, options_.add_self_loops, cache.looped);
   detail::project(*store_, src_, x, cache.src);
@@ -37,7 +38,8 @@ void BasicGatV2Conv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rn
   cache.dropout = detail::dropout_for(mode, options_.dropout, rng);
   const ops::GatV2Score<T> score{cache.src, dst_ ? cache.dst : cache.src, store_->value(att_),
                                  static_cast<T>(options_.negative_slope)};
-  detail::attend(*store_, options_, mask, score, cache.src, x, residual_, bias_, cache, out);
+  detail::attend(*store_, options_, mask, score, cache.src, x, residual_, bias_, cache, out,
+                 rows);
 }
 
 template <typename T>

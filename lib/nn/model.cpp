@@ -113,9 +113,14 @@ struct BasicModel<T>::Impl {
   RowSparse<T> sparse_input;
   std::array<RowMatrix<T>, 2> grad_inputs;  // see backward
   std::vector<const Graph*> masks;          // of the current forward or backward, per layer
+  // The rows each layer forms in the current forward, one vector per layer (none: every row).
+  std::span<const std::vector<std::uint8_t>> rows;
 
-  // Points every layer at `mask`.
-  void use(const Graph& mask) { masks.assign(layers.size(), &mask); }
+  // Points every layer at `mask`, on every row.
+  void use(const Graph& mask) {
+    masks.assign(layers.size(), &mask);
+    rows = {};
+  }
 
   // Points layer l at `given[l]`, after checking there is one per layer, on the same nodes.
   void use(std::span<const Graph> given, const char* where) {
@@ -132,6 +137,13 @@ struct BasicModel<T>::Impl {
       }
       masks.push_back(&mask);
     }
+    rows = {};
+  }
+
+  // Layer `index`'s rows in the current forward (none: every row).
+  std::span<const std::uint8_t> rows_of(std::size_t index) const {
+    if (rows.empty()) return {};
+    return rows[index];
   }
 
   // Layer `index`'s input in the last forward.
@@ -187,6 +199,30 @@ const RowMatrix<T>& BasicModel<T>::forward(const Graph& mask, InputRef<T> x, Mod
 }
 
 template <typename T>
+const RowMatrix<T>& BasicModel<T>::forward(const Graph& mask,
+                                           std::span<const std::vector<std::uint8_t>> rows,
+                                           InputRef<T> x, Mode mode, Rng& rng) {
+  Impl& s = *impl_;
+  if (rows.size() != s.layers.size()) {
+    throw InvalidArgument("model.forward: " + std::to_string(rows.size()) +
+                          " row sets for a model of " + std::to_string(s.layers.size()) +
+                          " layers");
+  }
+  for (std::size_t index = 0; index < rows.size(); ++index) {
+    if (static_cast<std::int64_t>(rows[index].size()) != mask.num_nodes()) {
+      throw InvalidArgument("model.forward: row set " + std::to_string(index) + " has " +
+                            std::to_string(rows[index].size()) + " bytes, expected the mask's " +
+                            std::to_string(mask.num_nodes()) + " nodes");
+    }
+  }
+  s.use(mask);
+  s.rows = rows;
+  const RowMatrix<T>& logits = run_forward(x, mode, rng);
+  s.rows = {};
+  return logits;
+}
+
+template <typename T>
 const RowMatrix<T>& BasicModel<T>::forward(std::span<const Graph> masks, InputRef<T> x, Mode mode,
                                            Rng& rng) {
   impl_->use(masks, "model.forward");
@@ -225,7 +261,7 @@ const RowMatrix<T>& BasicModel<T>::run_forward(InputRef<T> x, Mode mode, Rng& rn
         [&](const auto& layer) {
           using Cache = typename std::decay_t<decltype(layer)>::Cache;
           layer.forward(*s.masks[index], s.input(index, x), mode, rng,
-                        std::get<Cache>(s.caches[index]), s.outputs[index]);
+                        std::get<Cache>(s.caches[index]), s.outputs[index], s.rows_of(index));
         },
         s.layers[index]);
   }

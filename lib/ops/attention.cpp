@@ -1,5 +1,7 @@
 #include "maskgat/ops/attention.hpp"
 
+#include <string>
+
 #include "ops/detail/buffer.hpp"
 #include "ops/detail/score_rows.hpp"
 #include "ops/detail/shape_checks.hpp"
@@ -34,11 +36,16 @@ template <typename Score>
 void attention(const Graph& mask, const Score& score,
                const RowMatrix<typename Score::Scalar>& values, const DropoutKey& dropout,
                RowMatrix<typename Score::Scalar>& alpha, RowMatrix<typename Score::Scalar>& out,
-               const Schedule& schedule) {
+               const Schedule& schedule, std::span<const std::uint8_t> rows) {
   using T = typename Score::Scalar;
   constexpr const char* kWhere = "ops::attention";
   const auto checked = checked_rows(kWhere, mask, score, values, schedule);
-  const auto& rows = checked.rows;
+  if (!rows.empty() && static_cast<std::int64_t>(rows.size()) != mask.num_nodes()) {
+    throw InvalidArgument(std::string(kWhere) + ": rows has " + std::to_string(rows.size()) +
+                          " bytes, expected none or the mask's " +
+                          std::to_string(mask.num_nodes()) + " nodes");
+  }
+  const detail::SomeRows formed(rows);
   const std::int64_t heads = checked.heads;
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads);
   detail::resize_buffer(alpha, mask.num_edges(), heads);
@@ -46,10 +53,11 @@ void attention(const Graph& mask, const Score& score,
   detail::for_each_destination_range(
       mask, schedule, heads, checked.channels, [&](auto shape, const detail::RowRange& range) {
         detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {
-          rows.score_row(shape, i, sources, alpha.data() + first * heads);
+          if (formed(i)) checked.rows.score_row(shape, i, sources, alpha.data() + first * heads);
         });
-        detail::softmax_rows(shape, mask, range, alpha.data());
-        detail::aggregate_rows(shape, mask, range, alpha.data(), values.data(), factor, out.data());
+        detail::softmax_rows(shape, mask, range, alpha.data(), formed);
+        detail::aggregate_rows(shape, mask, range, alpha.data(), values.data(), factor, out.data(),
+                               formed);
       });
 }
 
@@ -120,7 +128,8 @@ void attention_backward(const Graph& mask, const Score& score,
 #define MASKGAT_INSTANTIATE_ATTENTION(Score, Grad)                                                \
   template void attention<Score>(const Graph&, const Score&, const RowMatrix<Score::Scalar>&,     \
                                  const DropoutKey&, RowMatrix<Score::Scalar>&,                    \
-                                 RowMatrix<Score::Scalar>&, const Schedule&);                     \
+                                 RowMatrix<Score::Scalar>&, const Schedule&,                      \
+                                 std::span<const std::uint8_t>);                                  \
   template void attention_backward<Score, Grad>(                                                  \
       const Graph&, const Score&, const RowMatrix<Score::Scalar>&,                                \
       const RowMatrix<Score::Scalar>&, const DropoutKey&, const RowMatrix<Score::Scalar>&, Grad&, \

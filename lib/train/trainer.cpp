@@ -213,6 +213,13 @@ struct Trainer::Impl {
       // Validation then runs the evaluation's model on the validation nodes' field, if small,
       // which nothing else runs between epochs, so its buffers keep their size.
       val_field = node_field(options, mask, val_nodes, features(nn::Mode::kEval), data.labels);
+    } else if (options.receptive_field) {
+      if (!train_nodes.empty()) {
+        train_rows = masks::receptive_rows(mask, train_nodes, options.model.layers);
+      }
+      if (!val_nodes.empty()) {
+        val_rows = masks::receptive_rows(mask, val_nodes, options.model.layers);
+      }
     }
     if (flips_signs(options) && !training) train_input = input;
     if (options.epochs <= 0) {
@@ -248,10 +255,12 @@ struct Trainer::Impl {
     std::span<const std::int32_t> labels;
     std::span<const NodeId> train_nodes;
     nn::Model& model;
+    std::span<const std::vector<std::uint8_t>> rows;  // on the whole graph: the rows formed
 
     const RowMatrix<float>& forward(Rng& rng) const {
-      if (layer_masks.empty()) return model.forward(mask, input, nn::Mode::kTrain, rng);
-      return model.forward(layer_masks, input, nn::Mode::kTrain, rng);
+      if (!layer_masks.empty()) return model.forward(layer_masks, input, nn::Mode::kTrain, rng);
+      if (!rows.empty()) return model.forward(mask, rows, input, nn::Mode::kTrain, rng);
+      return model.forward(mask, input, nn::Mode::kTrain, rng);
     }
     void backward(const RowMatrix<float>& grad_logits) const {
       if (layer_masks.empty()) {
@@ -270,9 +279,11 @@ struct Trainer::Impl {
               field.input.view(),
               field.labels,
               field.nodes,
-              training->model};
+              training->model,
+              {}};
     }
-    return {mask, {}, features(nn::Mode::kTrain).view(), dataset->labels, train_nodes, model};
+    return {mask,  {}, features(nn::Mode::kTrain).view(), dataset->labels, train_nodes,
+            model, train_rows};
   }
 
   // Gives the training input's encoding columns the signs of `epoch`'s step, drawn from the seed
@@ -303,6 +314,10 @@ struct Trainer::Impl {
     std::span<const NodeId> nodes;
   };
   Scores validation_scores() {
+    if (!val_field && !val_rows.empty()) {
+      return {model.forward(mask, val_rows, features(nn::Mode::kEval).view(), nn::Mode::kEval, rng),
+              dataset->labels, val_nodes};
+    }
     if (!val_field) return {evaluation_logits(), dataset->labels, val_nodes};
     return {model.forward(val_field->subgraph.masks, val_field->input.view(), nn::Mode::kEval, rng),
             val_field->labels, val_field->nodes};
@@ -323,6 +338,11 @@ struct Trainer::Impl {
   FeatureMatrix train_input;  // `input` with this step's sign flips (Laplacian encodings, no field)
   std::unique_ptr<TrainingField> training;  // when training steps run on a field
   std::optional<Field> val_field;           // the validation nodes', when validation runs on it
+  // Without fields, with `receptive_field` set: the rows of the whole graph that the training and
+  // the validation nodes' logits need (`masks::receptive_rows`), which the steps and the
+  // validation passes form instead of every row.
+  std::vector<std::vector<std::uint8_t>> train_rows;
+  std::vector<std::vector<std::uint8_t>> val_rows;
   std::vector<float> signs;   // the current sign of each encoding column in `train_input`
   std::vector<float> ratios;  // next sign over current sign, per column
   RowMatrix<float> step_signs;

@@ -95,4 +95,18 @@ struct Subgraph {
                                                          std::span<const NodeId> outputs,
                                                          std::int64_t layers);
 
+/// Where each layer of a stack of `layers` attention layers over `mask` must be formed for its
+/// output at `outputs`, on the whole graph's numbering: layer l (0 the input layer) at the nodes
+/// within `layers - 1 - l` in-edges of an output, the rows `receptive_subgraph` keeps whole. A
+/// byte per node and layer, 1 where the row is needed. `BasicModel::forward` with these rows forms
+/// the outputs' rows bitwise as it does over all rows, with the same dropout draws, at the cost
+/// of the rows needed. Cost O(N x layers + nodes and edges reached), serial.
+/// @param mask    the attention mask of every layer
+/// @param outputs the nodes whose outputs are wanted, each in [0, N); duplicates are ignored
+/// @param layers  the number of stacked layers L (>= 0)
+/// @return L vectors of N bytes, the input layer's first
+/// @throws InvalidArgument if an output is outside [0, N) or `layers` is negative.
+[[nodiscard]] MASKGAT_EXPORT std::vector<std::vector<std::uint8_t>> receptive_rows(
+    const Graph& mask, std::span<const NodeId> outputs, std::int64_t layers);
+
 }  // namespace maskgat::masks

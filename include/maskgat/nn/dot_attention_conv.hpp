@@ -3,6 +3,7 @@
 /// Scaled dot-product attention under a mask (the lecture's q·k), as PyG's `TransformerConv`.
 
 #include <cstdint>
+#include <span>
 #include <optional>
 #include <string_view>
 
@@ -79,9 +80,13 @@ class MASKGAT_EXPORT BasicDotAttentionConv {
   /// @param rng   draws the attention-dropout key in training mode (untouched in evaluation)
   /// @param cache receives what `backward` and `attention` need; one per concurrent call
   /// @param out   resized to N x output_features()
-  /// @throws InvalidArgument when x's shape does not match the graph or `in_features`.
+  /// @param rows  empty (every row), or a byte per node: only the rows with a nonzero byte are
+  ///              formed, each bitwise as over every row; the others are unspecified (as are
+  ///              their attention coefficients), so `backward` must see zero gradients there
+  /// @throws InvalidArgument when x's shape does not match the graph or `in_features`, or
+  ///         `rows` is neither empty nor of N bytes.
   void forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng, Cache& cache,
-               RowMatrix<T>& out) const;
+               RowMatrix<T>& out, std::span<const std::uint8_t> rows = {}) const;
   /// Adds the parameter gradients into the store and, when asked, writes dL/dx. Same contract
   /// as `BasicGatConv::backward`.
   /// @param graph    the forward's graph

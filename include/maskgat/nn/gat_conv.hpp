@@ -3,6 +3,7 @@
 /// The graph attention layer of Veličković et al. (2018), as PyG's `GATConv`.
 
 #include <cstdint>
+#include <span>
 #include <optional>
 #include <string_view>
 
@@ -88,9 +89,13 @@ class MASKGAT_EXPORT BasicGatConv {
   /// @param rng   draws the attention-dropout key in training mode (untouched in evaluation)
   /// @param cache receives what `backward` and `attention` need; one per concurrent call
   /// @param out   resized to N x output_features()
-  /// @throws InvalidArgument when x's shape does not match the graph or `in_features`.
+  /// @param rows  empty (every row), or a byte per node: only the rows with a nonzero byte are
+  ///              formed, each bitwise as over every row; the others are unspecified (as are
+  ///              their attention coefficients), so `backward` must see zero gradients there
+  /// @throws InvalidArgument when x's shape does not match the graph or `in_features`, or
+  ///         `rows` is neither empty nor of N bytes.
   void forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng, Cache& cache,
-               RowMatrix<T>& out) const;
+               RowMatrix<T>& out, std::span<const std::uint8_t> rows = {}) const;
 
   /// Adds the parameter gradients of the loss into the store and, when `grad_x` is not null,
   /// writes dL/dx into it (N x F; dense `x` only). `graph`, `x` and `cache` must be those of the

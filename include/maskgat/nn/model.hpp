@@ -89,6 +89,23 @@ class MASKGAT_EXPORT BasicModel {
   ///         input dropout in training meets a sparse `x` that is not compressed.
   const RowMatrix<T>& forward(const Graph& mask, InputRef<T> x, Mode mode, Rng& rng);
 
+  /// As `forward(mask, ...)`, forming layer l only at the rows where `rows[l]` is nonzero, as
+  /// `masks::receptive_rows` gives for the nodes whose logits are wanted: those logits are
+  /// bitwise the same as over every row, with the same dropout draws, at the cost of the rows
+  /// formed (the projections still run on every row). The other rows of the logits, and of every
+  /// layer's attention coefficients, are unspecified, so `backward`'s `grad_logits` must be zero
+  /// on them (as a loss over the wanted nodes gives).
+  /// @param mask the attention mask (N nodes)
+  /// @param rows one vector of N bytes per layer, `conv1`'s first
+  /// @param x    N x F features, dense or sparse
+  /// @param mode as in `forward(mask, ...)`
+  /// @param rng  as in `forward(mask, ...)`
+  /// @return the logits (N x K), valid at the last layer's rows until the next `forward`
+  /// @throws InvalidArgument as `forward(mask, ...)`, and when `rows` does not hold one vector of
+  ///         N bytes per layer.
+  const RowMatrix<T>& forward(const Graph& mask, std::span<const std::vector<std::uint8_t>> rows,
+                              InputRef<T> x, Mode mode, Rng& rng);
+
   /// Adds dL/dparameters into `parameters().grads()`, from dL/dlogits (N x K). `mask` and `x`
   /// must be those of the last `forward`. The caller zeroes the gradients between steps.
   /// @param mask        the last forward's mask

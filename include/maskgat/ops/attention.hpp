@@ -10,6 +10,9 @@
 /// pass over every edge and head (measured with `maskgat-microbench`, README "Performance"),
 /// storing costs E x H scalars.
 
+#include <cstdint>
+#include <span>
+
 #include "maskgat/export.hpp"
 #include "maskgat/ops/edge_softmax.hpp"
 #include "maskgat/ops/sddmm.hpp"
@@ -27,14 +30,19 @@ namespace maskgat::ops {
 /// @param alpha    resized to E x H: the softmax before dropout, which the backward needs
 /// @param out      resized to N x (H * C)
 /// @param schedule task sizes; they change speed only, never the result
-/// @throws InvalidArgument on mismatched shapes, a dropout probability outside [0, 1) or a
-///         non-positive `schedule.grain`.
+/// @param rows     empty (every row), or a byte per node: only the destination rows whose byte is
+///                 nonzero are formed, each bitwise as over every row; the others' rows of `out`
+///                 are zero and their coefficients in `alpha` unspecified, so a backward must see
+///                 zero rows of `grad_out` there
+/// @throws InvalidArgument on mismatched shapes, a dropout probability outside [0, 1), a
+///         non-positive `schedule.grain` or `rows` neither empty nor of N bytes.
 template <typename Score>
 MASKGAT_EXPORT void attention(const Graph& mask, const Score& score,
                               const RowMatrix<typename Score::Scalar>& values,
                               const DropoutKey& dropout, RowMatrix<typename Score::Scalar>& alpha,
                               RowMatrix<typename Score::Scalar>& out,
-                              const Schedule& schedule = {});
+                              const Schedule& schedule = {},
+                              std::span<const std::uint8_t> rows = {});
 
 /// Backward of `attention`, from `grad_out` (N x (H * C)): writes the score inputs' gradients
 /// into `grad_score` and `grad_values` (resized to N x (H * C)). A pass over destination rows

@@ -36,9 +36,12 @@ struct TrainOptions {
   /// the dropout draws differ (they are keyed by positions in the subgraph), so runs with and
   /// without it are different samples of the same training. The validation pass after each step
   /// then runs on the validation nodes' field too when that holds at most half of the entries
-  /// (its loss and accuracy equal the whole graph's up to float rounding); `evaluate`, the final
-  /// test accuracy and prediction run on the whole graph. Stored in checkpoints (files from
-  /// before it train on the whole graph).
+  /// (its loss and accuracy equal the whole graph's up to float rounding). A larger field would
+  /// cost buffers nearly the graph's size for little: the steps and validation passes then run
+  /// on the whole graph, each layer formed only at the rows the training (validation) nodes'
+  /// logits need (`masks::receptive_rows`), bitwise as a step over every row. `evaluate`, the
+  /// final test accuracy and prediction run on the whole graph. Stored in checkpoints (files
+  /// from before it train on the whole graph).
   bool receptive_field = true;
   /// The most projection weights the model may hold (`check_model_size`); not saved.
   std::int64_t max_parameters = 100'000'000;

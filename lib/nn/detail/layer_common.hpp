@@ -246,17 +246,17 @@ const RowMatrix<T>& finish_output_backward(ParameterStore<T>& store, bool concat
   return heads_gradient(concat, heads, grad_out, grad_heads);
 }
 
-// The attention of a GAT or GATv2 layer and its output terms: `ops::attention` over `mask` with
-// the cache's dropout key, into the layer's output or the per-head buffer that `finish_output`
+// The attention of a GAT or GATv2 layer and its output terms: `ops::attention` over `mask` (on
+// `rows`) with the cache's dropout key, into the layer's output or the per-head buffer that `finish_output`
 // averages, then `finish_output`.
 template <typename T, typename Options, typename Score, typename Cache>
 void attend(const ParameterStore<T>& store, const Options& options, const Graph& mask,
             const Score& score, const RowMatrix<T>& values, InputRef<T> x,
             const std::optional<Projection>& residual, const std::optional<Parameter>& bias,
-            Cache& cache, RowMatrix<T>& out) {
+            Cache& cache, RowMatrix<T>& out, std::span<const std::uint8_t> rows) {
   ops::attention(mask, score, values, cache.dropout, cache.alpha,
                  heads_target(options.concat, options.heads, out, cache.heads_out),
-                 options.schedule);
+                 options.schedule, rows);
   finish_output(store, options.concat, options.heads, cache.heads_out, residual, bias, x,
                 cache.projected, out);
 }

@@ -62,16 +62,35 @@ class DropoutFactor {
   std::int64_t heads_;
 };
 
+// The destination rows a kernel forms: every row.
+struct AllRows {
+  constexpr bool operator()(NodeId /*i*/) const { return true; }
+};
+
+// The destination rows a kernel forms: those whose byte is nonzero, or every row when there are
+// no bytes.
+class SomeRows {
+ public:
+  explicit SomeRows(std::span<const std::uint8_t> rows) : rows_(rows) {}
+  [[nodiscard]] bool operator()(NodeId i) const {
+    return rows_.empty() || rows_[to_index(i)] != 0;
+  }
+
+ private:
+  std::span<const std::uint8_t> rows_;
+};
+
 // Elements per block of the padded exp below: a multiple of every SIMD width Eigen uses.
 constexpr std::int64_t kExpBlock = 16;
 
 // The body of `softmax_rows` on its buffers: `shifted` and `weights` (padded elements each),
 // `max` and `inverse` (H each). The buffers are declared not to overlap, so the loops over heads
 // vectorise.
-template <typename T, typename S>
+template <typename T, typename S, typename Rows>
 void softmax_rows_in(S shape, const EdgeId* __restrict offsets, const RowRange& range,
                      T* __restrict scores, std::int64_t padded, T* __restrict shifted,
-                     T* __restrict weights, T* __restrict max, T* __restrict inverse) {
+                     T* __restrict weights, T* __restrict max, T* __restrict inverse,
+                     const Rows& formed) {
   const std::int64_t heads = shape.heads();
   const std::int64_t size = (range.last - range.first) * heads;
   auto row_max = head_map(shape, max);
@@ -80,6 +99,11 @@ void softmax_rows_in(S shape, const EdgeId* __restrict offsets, const RowRange& 
     if (degree == 0) continue;
     const T* row = scores + (offsets[i] - range.first) * heads;
     T* out = shifted + (offsets[i] - range.first) * heads;
+    if (!formed(i)) {
+      // Exponentiated with the rest, as exp(0), and never normalised.
+      for (std::int64_t k = 0; k < degree * heads; ++k) out[k] = T(0);
+      continue;
+    }
     row_max = head_map(shape, row);
     for (std::int64_t k = 1; k < degree; ++k)
       row_max = row_max.max(head_map(shape, row + k * heads));
@@ -98,6 +122,7 @@ void softmax_rows_in(S shape, const EdgeId* __restrict offsets, const RowRange& 
   }
   auto row_inverse = head_map(shape, inverse);
   for (NodeId i = range.begin; i < range.end; ++i) {
+    if (!formed(i)) continue;
     const std::int64_t degree = offsets[i + 1] - offsets[i];
     const T* weight = weights + (offsets[i] - range.first) * heads;
     T* row = scores + (offsets[i] - range.first) * heads;
@@ -111,18 +136,21 @@ void softmax_rows_in(S shape, const EdgeId* __restrict offsets, const RowRange& 
 }
 
 // Softmax over each row's edges, per head, in place on the E x H `scores`, for the rows of
-// `range`. The loops run over the heads of one edge (contiguous). The exponentials of the whole
-// range go through Eigen's vectorised exp in one call, on a copy padded to whole SIMD blocks, so no
-// element takes a scalar path and every element gets the same result wherever it lies.
-template <typename T, typename S>
-void softmax_rows(S shape, const Graph& mask, const RowRange& range, T* scores) {
+// `range` that `formed` names (the others' scores are left as they are). The loops run over the
+// heads of one edge (contiguous). The exponentials of the whole range go through Eigen's
+// vectorised exp in one call, on a copy padded to whole SIMD blocks, so no element takes a scalar
+// path and every element gets the same result wherever it lies.
+template <typename T, typename S, typename Rows = AllRows>
+void softmax_rows(S shape, const Graph& mask, const RowRange& range, T* scores,
+                  const Rows& formed = {}) {
   const std::int64_t size = (range.last - range.first) * shape.heads();
   if (size == 0) return;
   const std::int64_t padded = (size + kExpBlock - 1) / kExpBlock * kExpBlock;
   const std::int64_t heads = shape.heads();
   T* scratch = row_scratch<T>(static_cast<std::size_t>(2 * padded + 2 * heads));
   softmax_rows_in(shape, mask.in_offsets().data(), range, scores + range.first * heads, padded,
-                  scratch, scratch + padded, scratch + 2 * padded, scratch + 2 * padded + heads);
+                  scratch, scratch + padded, scratch + 2 * padded, scratch + 2 * padded + heads,
+                  formed);
 }
 
 // grad <- alpha * (grad - sum_k alpha_k grad_k), per head, in place.
@@ -321,12 +349,13 @@ template <typename T, typename S, typename Weights>
   }
 }
 
-// out_i = sum_k d * alpha_k * v_{j_k}, per head, for the rows of `range`. The range's dropout
-// factors are drawn in one pass over its edges x H elements (vectorised) and scaled by alpha,
-// before the gathers.
-template <typename T, typename S>
+// out_i = sum_k d * alpha_k * v_{j_k}, per head, for the rows of `range` that `formed` names
+// (the others are set to zero). The range's dropout factors are drawn in one pass over its
+// edges x H elements (vectorised) and scaled by alpha, before the gathers.
+template <typename T, typename S, typename Rows = AllRows>
 void aggregate_rows(S shape, const Graph& mask, const RowRange& range, const T* alpha,
-                    const T* values, const DropoutFactor<T>& dropout, T* out) {
+                    const T* values, const DropoutFactor<T>& dropout, T* out,
+                    const Rows& formed = {}) {
   const std::int64_t heads = shape.heads();
   const std::int64_t width = heads * shape.channels();
   const std::int64_t count = (range.last - range.first) * heads;
@@ -339,6 +368,10 @@ void aggregate_rows(S shape, const Graph& mask, const RowRange& range, const T* 
   // row costs more than a row's few gathers.
   const auto row = [&](NodeId i, const Neighbors& sources, EdgeId first)
       __attribute__((always_inline)) {
+    if (!formed(i)) {
+      for (std::int64_t c = 0; c < width; ++c) out[i * width + c] = T(0);
+      return;
+    }
     const T* row_weights = weights + (first - range.first) * heads;
     gather_row(
         shape, sources,

@@ -185,4 +185,30 @@ TEST_SUITE("unit") {
                          "masks::receptive_subgraph: layers -1 is negative",
                          maskgat::InvalidArgument);
   }
+
+  TEST_CASE("masks::receptive_rows marks the rows each layer needs on the whole graph") {
+    // The chain of the test above: 0 -> 1 -> 2 -> 3 and 4 -> 3, 5 apart.
+    const Graph chain =
+        maskgat::build_graph(
+            6, maskgat::EdgeList{{0, 1, 2, 4, 0, 1, 2, 3, 5}, {1, 2, 3, 3, 0, 1, 2, 3, 5}, {}})
+            .graph;
+    const std::vector<maskgat::NodeId> outputs{3, 3};
+    const auto two = maskgat::masks::receptive_rows(chain, outputs, 2);
+    REQUIRE(two.size() == 2);
+    // Layer 0 within 1 hop of 3 (2, 3, 4), layer 1 at 3 alone: the rows receptive_subgraph keeps
+    // whole.
+    CHECK(two[0] == std::vector<std::uint8_t>{0, 0, 1, 1, 1, 0});
+    CHECK(two[1] == std::vector<std::uint8_t>{0, 0, 0, 1, 0, 0});
+    const auto three = maskgat::masks::receptive_rows(chain, outputs, 3);
+    REQUIRE(three.size() == 3);
+    CHECK(three[0] == std::vector<std::uint8_t>{0, 1, 1, 1, 1, 0});
+    CHECK(three[2] == two[1]);
+    CHECK(maskgat::masks::receptive_rows(chain, outputs, 0).empty());
+    const std::vector<maskgat::NodeId> outside{-1};
+    CHECK_THROWS_WITH_AS(maskgat::masks::receptive_rows(chain, outside, 1),
+                         "masks::receptive_rows: node -1 is outside [0, 6)",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(maskgat::masks::receptive_rows(chain, outputs, -2),
+                         "masks::receptive_rows: layers -2 is negative", maskgat::InvalidArgument);
+  }
 }

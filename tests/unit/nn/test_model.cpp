@@ -212,6 +212,59 @@ TEST_SUITE("unit") {
                          maskgat::InvalidArgument);
   }
 
+  TEST_CASE("Model forming only the receptive rows gives the outputs and gradients bitwise") {
+    const Graph mask = maskgat::masks::from_graph(test::random_graph(300, 2, 23));
+    const RowMatrix<float> x = test::random_matrix<float>(300, 5, 24);
+    const std::vector<NodeId> outputs{7, 70, 71, 299};
+    std::vector<std::int32_t> labels(300);
+    for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 3);
+    for (const auto kind :
+         {nn::AttentionKind::kGat, nn::AttentionKind::kGatV2, nn::AttentionKind::kDot}) {
+      for (const std::int64_t layers : {1, 2, 3}) {
+        INFO(nn::attention_kind_name(kind), " layers ", layers);
+        const auto options = small_options(kind, layers);  // with both dropouts
+        const auto rows = maskgat::masks::receptive_rows(mask, outputs, layers);
+        std::size_t formed = 0;
+        for (const auto value : rows.front()) formed += value;
+        REQUIRE(formed < 300);
+        maskgat::Rng init(5);
+        nn::Model all(options, init);
+        maskgat::Rng init_again(5);
+        nn::Model some(options, init_again);
+        for (const auto mode : {nn::Mode::kTrain, nn::Mode::kEval}) {
+          maskgat::Rng rng(2);
+          RowMatrix<float> grad;
+          const RowMatrix<float> logits = all.forward(mask, x, mode, rng);
+          maskgat::Rng rng_again(2);
+          RowMatrix<float> grad_some;
+          const RowMatrix<float> logits_some = some.forward(mask, rows, x, mode, rng_again);
+          for (const NodeId node : outputs) CHECK(logits_some.row(node) == logits.row(node));
+          if (mode == nn::Mode::kEval) continue;
+          all.parameters().zero_grad();
+          some.parameters().zero_grad();
+          nn::nll_loss(logits, labels, outputs, &grad);
+          all.backward(mask, x, grad);
+          nn::nll_loss(logits_some, labels, outputs, &grad_some);
+          some.backward(mask, x, grad_some);
+          const auto a = all.parameters().grads();
+          const auto b = some.parameters().grads();
+          CHECK(std::vector<float>(a.begin(), a.end()) == std::vector<float>(b.begin(), b.end()));
+        }
+      }
+    }
+    maskgat::Rng rng(0);
+    nn::Model model(small_options(nn::AttentionKind::kGat, 2), rng);
+    const auto one = maskgat::masks::receptive_rows(mask, outputs, 1);
+    CHECK_THROWS_WITH_AS(model.forward(mask, one, x, nn::Mode::kEval, rng),
+                         "model.forward: 1 row sets for a model of 2 layers",
+                         maskgat::InvalidArgument);
+    auto short_rows = maskgat::masks::receptive_rows(mask, outputs, 2);
+    short_rows[1].pop_back();
+    CHECK_THROWS_WITH_AS(model.forward(mask, short_rows, x, nn::Mode::kEval, rng),
+                         "model.forward: row set 1 has 299 bytes, expected the mask's 300 nodes",
+                         maskgat::InvalidArgument);
+  }
+
   TEST_CASE("Model rejects invalid options") {
     maskgat::Rng rng(0);
     auto options = small_options(nn::AttentionKind::kGat, 0);

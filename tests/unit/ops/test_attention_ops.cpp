@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/masks.hpp"
@@ -233,6 +234,40 @@ TEST_SUITE("unit") {
     for (auto e = mask.in_offsets()[0]; e < mask.in_offsets()[1]; ++e) {
       CHECK((grad_alpha.row(e).array() == 0.0).all());
     }
+  }
+
+  TEST_CASE("attention on some rows forms them exactly as on every row, and zeros the others") {
+    const Graph mask = test::random_graph(40, 6, 8, true);
+    const std::int64_t n = mask.num_nodes();
+    const RowMatrix<double> values = test::random_matrix<double>(n, kHeads * kChannels, 2);
+    const RowMatrix<double> src = test::random_matrix<double>(n, kHeads, 5);
+    const RowMatrix<double> dst = test::random_matrix<double>(n, kHeads, 6);
+    const ops::AdditiveScore<double> score{src, dst, 0.2};
+    const DropoutKey dropout{0.5, 7, 1};
+    RowMatrix<double> alpha;
+    RowMatrix<double> out;
+    ops::attention(mask, score, values, dropout, alpha, out);
+    std::vector<std::uint8_t> rows(static_cast<std::size_t>(n), 0);
+    for (std::int64_t i = 1; i < n; i += 3) rows[static_cast<std::size_t>(i)] = 1;
+    RowMatrix<double> some_alpha;
+    RowMatrix<double> some_out;
+    ops::attention(mask, score, values, dropout, some_alpha, some_out, {}, rows);
+    for (std::int64_t i = 0; i < n; ++i) {
+      CAPTURE(i);
+      if (rows[static_cast<std::size_t>(i)] == 0) {
+        CHECK((some_out.row(i).array() == 0.0).all());
+        continue;
+      }
+      CHECK(some_out.row(i) == out.row(i));
+      const auto first = mask.in_offsets()[i];
+      const auto degree = mask.in_offsets()[i + 1] - first;
+      CHECK(some_alpha.middleRows(first, degree) == alpha.middleRows(first, degree));
+    }
+    rows.pop_back();
+    CHECK_THROWS_WITH_AS(
+        ops::attention(mask, score, values, dropout, some_alpha, some_out, {}, rows),
+        "ops::attention: rows has 39 bytes, expected none or the mask's 40 nodes",
+        maskgat::InvalidArgument);
   }
 
   TEST_CASE("values with no channels give empty outputs and still the scores' gradients") {
