@@ -100,12 +100,12 @@ void attention_backward(const Graph& mask, const Score& score,
   detail::for_each_destination_range(
       mask, schedule, heads, checked.channels, [&](auto shape, const detail::RowRange& range) {
         detail::grad_alpha_rows(shape, mask, range, grad_out.data(), live, by_channel, factor,
-                                buffer, kept);
+                                buffer, kept, false);
         detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {
           T* row = buffer + first * heads;
           if (!live(i)) {
-            // A zero row of grad_out: its buffer is zero as it stands (grad_alpha_rows wrote
-            // zeros), and its destination-side gradients are those of a row with no edges.
+            // A zero row of grad_out: its buffer is left unwritten (the source pass walks no edge
+            // into it), and its destination-side gradients are those of a row with no edges.
             rows.dst_row(shape, grad_score, i, detail::Neighbors(mask.in_sources(), first, first),
                          first, row);
             return;

@@ -61,7 +61,7 @@ void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix
   detail::for_each_destination_range(
       mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {
         detail::grad_alpha_rows(shape, mask, range, grad_out.data(), live, by_channel, factor,
-                                grad_alpha.data(), kept.data());
+                                grad_alpha.data(), kept.data(), true);
       });
   detail::for_each_live_source(
       mask, schedule, heads, channels, live, [&](auto shape, NodeId j, auto targets, auto edges) {

@@ -425,28 +425,33 @@ class ChannelMajor {
 // grad_alpha_k = d * <grad_out_i, v_{j_k}>, per head, for the rows of `range`; with the values
 // channel-major (`ChannelMajor`), each head's dot product is one running sum over its channels in
 // order, all heads at once in vector lanes. A row of grad_out that is zero (`LiveRows`) gives
-// zeros. Also writes the range's mask to `kept` (edges x H bytes, 1 where d != 0), which the
-// source pass then reads instead of redrawing the mask edge by edge: a byte per coefficient rather
-// than a float.
+// zeros, written only with `zero_dead_rows` (the fused backward reads nothing of those rows).
+// Also writes the live rows' mask to `kept` (edges x H bytes, 1 where d != 0), which the source
+// pass then reads instead of redrawing the mask edge by edge: a byte per coefficient rather than a
+// float. The range's mask is drawn in one pass first (vectorised).
 template <typename T, typename S>
 void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T* grad_out,
                      const LiveRows& live, const ChannelMajor<T>& values,
-                     const DropoutFactor<T>& dropout, T* grad_alpha, std::uint8_t* kept) {
+                     const DropoutFactor<T>& dropout, T* grad_alpha, std::uint8_t* kept,
+                     bool zero_dead_rows) {
   const std::int64_t heads = shape.heads();
   const std::int64_t channels = shape.channels();
   const std::int64_t width = heads * channels;
   const std::int64_t count = (range.last - range.first) * heads;
   T* factors = row_scratch<T>(static_cast<std::size_t>(count));
+  dropout.fill(range.first, range.last - range.first, factors);
   const T* all_values = values.data();
   for_each_row(mask, range, [&](NodeId i, const Neighbors& sources, EdgeId first) {
+    const auto size = static_cast<std::int64_t>(sources.size()) * heads;
     if (!live(i)) {
       T* row = grad_alpha + first * heads;
-      for (std::int64_t k = 0; k < static_cast<std::int64_t>(sources.size()) * heads; ++k) {
-        row[k] = T(0);
+      if (zero_dead_rows) {
+        for (std::int64_t k = 0; k < size; ++k) row[k] = T(0);
       }
       return;
     }
     const T* grad_row = grad_out + i * width;
+    const T* row_factors = factors + (first - range.first) * heads;
     if constexpr (kChannelMajor<S>) {
       constexpr int kHeads = S::kHeadsFixed;
       constexpr int kChannels = S::kChannelsFixed;
@@ -463,26 +468,25 @@ void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T*
         for (int c = 0; c < kChannels; ++c) {
           sum += grad[c] * Eigen::Map<const Lanes>(value + c * kHeads);
         }
-        Eigen::Map<Lanes>(grad_alpha + (first + static_cast<std::int64_t>(k)) * heads) = sum;
+        const auto at = static_cast<std::int64_t>(k) * heads;
+        Eigen::Map<Lanes>(grad_alpha + first * heads + at) =
+            sum * Eigen::Map<const Lanes>(row_factors + at);
       }
     } else {
       for (std::size_t k = 0; k < sources.size(); ++k) {
         prefetch_ahead(sources, k, all_values, width);
         const T* value = all_values + sources[k] * width;
-        T* target = grad_alpha + (first + static_cast<std::int64_t>(k)) * heads;
+        const auto at = static_cast<std::int64_t>(k) * heads;
+        T* target = grad_alpha + first * heads + at;
         for (std::int64_t h = 0; h < heads; ++h) {
-          target[h] = dot(grad_row + h * channels, value + h * channels, channels);
+          target[h] = dot(grad_row + h * channels, value + h * channels, channels) *
+                      row_factors[at + h];
         }
       }
     }
+    std::uint8_t* row_kept = kept + first * heads;
+    for (std::int64_t k = 0; k < size; ++k) row_kept[k] = row_factors[k] != T(0) ? 1 : 0;
   });
-  dropout.fill(range.first, range.last - range.first, factors);
-  T* range_grad = grad_alpha + range.first * heads;
-  std::uint8_t* range_kept = kept + range.first * heads;
-  for (std::int64_t k = 0; k < count; ++k) {
-    range_grad[k] *= factors[k];
-    range_kept[k] = factors[k] != T(0) ? 1 : 0;
-  }
 }
 
 // grad_v_j = sum over out-edges e = (j -> i) of d * alpha_e * grad_out_i, per head, with d read
