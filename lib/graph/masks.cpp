@@ -206,8 +206,8 @@ Subgraph receptive_subgraph(const Graph& mask, std::span<const NodeId> outputs,
 }
 
 std::vector<std::vector<std::uint8_t>> receptive_rows(const Graph& mask,
-                                                     std::span<const NodeId> outputs,
-                                                     std::int64_t layers) {
+                                                      std::span<const NodeId> outputs,
+                                                      std::int64_t layers) {
   const Levels field = levels("masks::receptive_rows", mask, outputs, layers);
   std::vector<std::vector<std::uint8_t>> rows(
       static_cast<std::size_t>(layers),

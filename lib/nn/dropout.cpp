@@ -45,12 +45,13 @@ void apply_mask(const RowMatrix<T>& in, const DropoutKey& key, const char* where
 // Entries per step of `compress_kept`: 16 where AVX-512 compresses 32-bit lanes and both the
 // values and the indices are 32-bit; 0 (the plain loop only) elsewhere.
 template <typename T, typename Index>
-constexpr int kCompressLanes =
+constexpr int compress_lanes() {
 #if defined(__AVX512F__)
-    std::is_same_v<T, float> && sizeof(Index) == 4 ? 16 : 0;
+  return std::is_same_v<T, float> && sizeof(Index) == 4 ? 16 : 0;
 #else
-    0;
+  return 0;
 #endif
+}
 
 // Writes the kept ones of entries [k, last), 16 at a time, at `position` on: each step loads 16
 // entries, scales their values and stores their kept ones packed, in order, with whole-vector
@@ -58,12 +59,12 @@ constexpr int kCompressLanes =
 // vector still fits before `limit`, the next block's first slot; returns the first entry not
 // written, the plain loop's to finish.
 template <typename T, typename Index>
-Index compress_kept(const Index* inner, const T* values, const std::uint8_t* kept, T scale,
-                    Index k, Index last, std::int64_t limit, std::int64_t& position,
-                    Index* kept_inner, T* kept_values) {
+Index compress_kept(const Index* inner, const T* values, const std::uint8_t* kept, T scale, Index k,
+                    Index last, std::int64_t limit, std::int64_t& position, Index* kept_inner,
+                    T* kept_values) {
 #if defined(__AVX512F__)
-  if constexpr (kCompressLanes<T, Index> > 0) {
-    constexpr int kLanes = kCompressLanes<T, Index>;
+  if constexpr (compress_lanes<T, Index>() > 0) {
+    constexpr int kLanes = compress_lanes<T, Index>();
     const __m512 factor = _mm512_set1_ps(scale);
     for (; k + kLanes <= last && position + kLanes <= limit; k += kLanes) {
       const __m512i bytes =
@@ -126,7 +127,7 @@ void dropout(const RowSparse<T>& x, const DropoutKey& key, RowSparse<T>& out) {
     while (last > outer[begin] && kept[last - 1] == 0) --last;
     std::int64_t position = kept_outer[begin];
     auto k = outer[begin];
-    if constexpr (kCompressLanes<T, Index> > 0) {
+    if constexpr (compress_lanes<T, Index>() > 0) {
       k = compress_kept(inner, values, kept.get(), scale, k, last, kept_outer[end], position,
                         kept_inner, kept_values);
     }

@@ -38,8 +38,7 @@ void BasicGatV2Conv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rn
   cache.dropout = detail::dropout_for(mode, options_.dropout, rng);
   const ops::GatV2Score<T> score{cache.src, dst_ ? cache.dst : cache.src, store_->value(att_),
                                  static_cast<T>(options_.negative_slope)};
-  detail::attend(*store_, options_, mask, score, cache.src, x, residual_, bias_, cache, out,
-                 rows);
+  detail::attend(*store_, options_, mask, score, cache.src, x, residual_, bias_, cache, out, rows);
 }
 
 template <typename T>

@@ -128,7 +128,8 @@ template <typename T, int kWidth>
       Eigen::Map<Row>(target + inner[k] * stride) += values[k] * row;
     }
   } else {
-    for (Index k = begin; k < end; ++k) add_scaled(values[k], grad, target + inner[k] * stride, width);
+    for (Index k = begin; k < end; ++k)
+      add_scaled(values[k], grad, target + inner[k] * stride, width);
   }
 }
 

@@ -35,10 +35,10 @@ void sddmm_backward(const Graph& mask, const Score& score,
       mask, schedule, heads, 0, [&](auto shape, NodeId i, auto sources, EdgeId first) {
         rows.dst_row(shape, grad, i, sources, first, buffer.data() + first * heads);
       });
-  detail::for_each_source(
-      mask, schedule, heads, 0, [&](auto shape, NodeId j, auto targets, auto edges) {
-        rows.src_row(shape, grad, j, targets, edges, buffer.data());
-      });
+  detail::for_each_source(mask, schedule, heads, 0,
+                          [&](auto shape, NodeId j, auto targets, auto edges) {
+                            rows.src_row(shape, grad, j, targets, edges, buffer.data());
+                          });
   rows.finish(grad);
 }
 

@@ -282,8 +282,8 @@ struct Trainer::Impl {
               training->model,
               {}};
     }
-    return {mask,  {}, features(nn::Mode::kTrain).view(), dataset->labels, train_nodes,
-            model, train_rows};
+    const InputRef<float> features_in = features(nn::Mode::kTrain).view();
+    return {mask, {}, features_in, dataset->labels, train_nodes, model, train_rows};
   }
 
   // Gives the training input's encoding columns the signs of `epoch`'s step, drawn from the seed

@@ -3,8 +3,8 @@
 /// Scaled dot-product attention under a mask (the lecture's q·k), as PyG's `TransformerConv`.
 
 #include <cstdint>
-#include <span>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "maskgat/core/random.hpp"

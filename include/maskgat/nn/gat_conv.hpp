@@ -3,8 +3,8 @@
 /// The graph attention layer of Veličković et al. (2018), as PyG's `GATConv`.
 
 #include <cstdint>
-#include <span>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "maskgat/core/random.hpp"

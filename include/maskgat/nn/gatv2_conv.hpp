@@ -3,8 +3,8 @@
 /// The dynamic graph attention layer of Brody et al. (2022), as PyG's `GATv2Conv`.
 
 #include <cstdint>
-#include <span>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "maskgat/core/random.hpp"

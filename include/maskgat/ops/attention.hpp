@@ -40,8 +40,7 @@ template <typename Score>
 MASKGAT_EXPORT void attention(const Graph& mask, const Score& score,
                               const RowMatrix<typename Score::Scalar>& values,
                               const DropoutKey& dropout, RowMatrix<typename Score::Scalar>& alpha,
-                              RowMatrix<typename Score::Scalar>& out,
-                              const Schedule& schedule = {},
+                              RowMatrix<typename Score::Scalar>& out, const Schedule& schedule = {},
                               std::span<const std::uint8_t> rows = {});
 
 /// Backward of `attention`, from `grad_out` (N x (H * C)): writes the score inputs' gradients

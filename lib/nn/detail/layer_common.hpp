@@ -247,8 +247,8 @@ const RowMatrix<T>& finish_output_backward(ParameterStore<T>& store, bool concat
 }
 
 // The attention of a GAT or GATv2 layer and its output terms: `ops::attention` over `mask` (on
-// `rows`) with the cache's dropout key, into the layer's output or the per-head buffer that `finish_output`
-// averages, then `finish_output`.
+// `rows`) with the cache's dropout key, into the layer's output or the per-head buffer that
+// `finish_output` averages, then `finish_output`.
 template <typename T, typename Options, typename Score, typename Cache>
 void attend(const ParameterStore<T>& store, const Options& options, const Graph& mask,
             const Score& score, const RowMatrix<T>& values, InputRef<T> x,

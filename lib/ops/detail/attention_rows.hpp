@@ -72,9 +72,7 @@ struct AllRows {
 class SomeRows {
  public:
   explicit SomeRows(std::span<const std::uint8_t> rows) : rows_(rows) {}
-  [[nodiscard]] bool operator()(NodeId i) const {
-    return rows_.empty() || rows_[to_index(i)] != 0;
-  }
+  [[nodiscard]] bool operator()(NodeId i) const { return rows_.empty() || rows_[to_index(i)] != 0; }
 
  private:
   std::span<const std::uint8_t> rows_;
@@ -479,8 +477,8 @@ void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T*
         const auto at = static_cast<std::int64_t>(k) * heads;
         T* target = grad_alpha + first * heads + at;
         for (std::int64_t h = 0; h < heads; ++h) {
-          target[h] = dot(grad_row + h * channels, value + h * channels, channels) *
-                      row_factors[at + h];
+          target[h] =
+              dot(grad_row + h * channels, value + h * channels, channels) * row_factors[at + h];
         }
       }
     }
