@@ -37,6 +37,25 @@ nn::ModelOptions small_options(nn::AttentionKind kind, std::int64_t layers) {
   return options;
 }
 
+// Labels 0, 1, 2, 0, 1, ... of `count` nodes.
+std::vector<std::int32_t> cyclic_labels(std::size_t count) {
+  std::vector<std::int32_t> labels(count);
+  for (std::size_t i = 0; i < count; ++i) labels[i] = static_cast<std::int32_t>(i % 3);
+  return labels;
+}
+
+// Calls fn(kind, layers) for each attention kind with 1, 2 and 3 layers, both named in failures.
+template <typename Fn>
+void for_each_kind_and_depth(Fn&& fn) {
+  for (const auto kind :
+       {nn::AttentionKind::kGat, nn::AttentionKind::kGatV2, nn::AttentionKind::kDot}) {
+    for (const std::int64_t layers : {1, 2, 3}) {
+      INFO(nn::attention_kind_name(kind), " layers ", layers);
+      fn(kind, layers);
+    }
+  }
+}
+
 // Central differences of the training loss (dropout on, same keys every pass) against backward,
 // for every parameter tensor of the model.
 template <typename Input>
@@ -152,54 +171,48 @@ TEST_SUITE("unit") {
     const Graph mask = maskgat::masks::from_graph(test::random_graph(300, 2, 17));
     const RowMatrix<double> x = test::random_matrix<double>(300, 5, 18);
     const std::vector<NodeId> outputs{4, 40, 41, 250};
-    std::vector<std::int32_t> labels(300);
-    for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 3);
-    for (const auto kind :
-         {nn::AttentionKind::kGat, nn::AttentionKind::kGatV2, nn::AttentionKind::kDot}) {
-      for (const std::int64_t layers : {1, 2, 3}) {
-        INFO(nn::attention_kind_name(kind), " layers ", layers);
-        auto options = small_options(kind, layers);
-        options.dropout = 0.0;
-        options.attention_dropout = 0.0;
-        const auto field = maskgat::masks::receptive_subgraph(mask, outputs, layers);
-        REQUIRE(field.nodes.size() < 300);
-        RowMatrix<double> x_field(static_cast<std::int64_t>(field.nodes.size()), 5);
-        std::vector<std::int32_t> labels_field;
-        for (std::size_t k = 0; k < field.nodes.size(); ++k) {
-          x_field.row(static_cast<std::int64_t>(k)) = x.row(field.nodes[k]);
-          labels_field.push_back(labels[static_cast<std::size_t>(field.nodes[k])]);
-        }
-        std::vector<NodeId> outputs_field;
-        for (const NodeId node : outputs) {
-          const auto at = std::lower_bound(field.nodes.begin(), field.nodes.end(), node);
-          outputs_field.push_back(static_cast<NodeId>(at - field.nodes.begin()));
-        }
-        maskgat::Rng init(5);
-        nn::BasicModel<double> whole(options, init);
-        maskgat::Rng init_again(5);
-        nn::BasicModel<double> part(options, init_again);
-        maskgat::Rng rng(1);
-        RowMatrix<double> grad;
-        const RowMatrix<double> logits = whole.forward(mask, x, nn::Mode::kTrain, rng);
-        nn::nll_loss(logits, labels, outputs, &grad);
-        whole.backward(mask, x, grad);
-        RowMatrix<double> grad_field;
-        const RowMatrix<double> logits_field =
-            part.forward(field.masks, x_field, nn::Mode::kTrain, rng);
-        nn::nll_loss(logits_field, labels_field, outputs_field, &grad_field);
-        part.backward(field.masks, x_field, grad_field);
-        for (std::size_t k = 0; k < outputs.size(); ++k) {
-          CHECK((logits.row(outputs[k]) - logits_field.row(outputs_field[k])).norm() < 1e-12);
-        }
-        const auto a = whole.parameters().grads();
-        const auto b = part.parameters().grads();
-        REQUIRE(a.size() == b.size());
-        double largest = 0.0;
-        for (std::size_t k = 0; k < a.size(); ++k)
-          largest = std::max(largest, std::abs(a[k] - b[k]));
-        CHECK(largest < 1e-12);
+    const std::vector<std::int32_t> labels = cyclic_labels(300);
+    for_each_kind_and_depth([&](nn::AttentionKind kind, std::int64_t layers) {
+      auto options = small_options(kind, layers);
+      options.dropout = 0.0;
+      options.attention_dropout = 0.0;
+      const auto field = maskgat::masks::receptive_subgraph(mask, outputs, layers);
+      REQUIRE(field.nodes.size() < 300);
+      RowMatrix<double> x_field(static_cast<std::int64_t>(field.nodes.size()), 5);
+      std::vector<std::int32_t> labels_field;
+      for (std::size_t k = 0; k < field.nodes.size(); ++k) {
+        x_field.row(static_cast<std::int64_t>(k)) = x.row(field.nodes[k]);
+        labels_field.push_back(labels[static_cast<std::size_t>(field.nodes[k])]);
       }
-    }
+      std::vector<NodeId> outputs_field;
+      for (const NodeId node : outputs) {
+        const auto at = std::lower_bound(field.nodes.begin(), field.nodes.end(), node);
+        outputs_field.push_back(static_cast<NodeId>(at - field.nodes.begin()));
+      }
+      maskgat::Rng init(5);
+      nn::BasicModel<double> whole(options, init);
+      maskgat::Rng init_again(5);
+      nn::BasicModel<double> part(options, init_again);
+      maskgat::Rng rng(1);
+      RowMatrix<double> grad;
+      const RowMatrix<double> logits = whole.forward(mask, x, nn::Mode::kTrain, rng);
+      nn::nll_loss(logits, labels, outputs, &grad);
+      whole.backward(mask, x, grad);
+      RowMatrix<double> grad_field;
+      const RowMatrix<double> logits_field =
+          part.forward(field.masks, x_field, nn::Mode::kTrain, rng);
+      nn::nll_loss(logits_field, labels_field, outputs_field, &grad_field);
+      part.backward(field.masks, x_field, grad_field);
+      for (std::size_t k = 0; k < outputs.size(); ++k) {
+        CHECK((logits.row(outputs[k]) - logits_field.row(outputs_field[k])).norm() < 1e-12);
+      }
+      const auto a = whole.parameters().grads();
+      const auto b = part.parameters().grads();
+      REQUIRE(a.size() == b.size());
+      double largest = 0.0;
+      for (std::size_t k = 0; k < a.size(); ++k) largest = std::max(largest, std::abs(a[k] - b[k]));
+      CHECK(largest < 1e-12);
+    });
     maskgat::Rng rng(0);
     nn::BasicModel<double> model(small_options(nn::AttentionKind::kGat, 2), rng);
     const std::vector<Graph> one{mask};
@@ -216,42 +229,37 @@ TEST_SUITE("unit") {
     const Graph mask = maskgat::masks::from_graph(test::random_graph(300, 2, 23));
     const RowMatrix<float> x = test::random_matrix<float>(300, 5, 24);
     const std::vector<NodeId> outputs{7, 70, 71, 299};
-    std::vector<std::int32_t> labels(300);
-    for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 3);
-    for (const auto kind :
-         {nn::AttentionKind::kGat, nn::AttentionKind::kGatV2, nn::AttentionKind::kDot}) {
-      for (const std::int64_t layers : {1, 2, 3}) {
-        INFO(nn::attention_kind_name(kind), " layers ", layers);
-        const auto options = small_options(kind, layers);  // with both dropouts
-        const auto rows = maskgat::masks::receptive_rows(mask, outputs, layers);
-        std::size_t formed = 0;
-        for (const auto value : rows.front()) formed += value;
-        REQUIRE(formed < 300);
-        maskgat::Rng init(5);
-        nn::Model all(options, init);
-        maskgat::Rng init_again(5);
-        nn::Model some(options, init_again);
-        for (const auto mode : {nn::Mode::kTrain, nn::Mode::kEval}) {
-          maskgat::Rng rng(2);
-          RowMatrix<float> grad;
-          const RowMatrix<float> logits = all.forward(mask, x, mode, rng);
-          maskgat::Rng rng_again(2);
-          RowMatrix<float> grad_some;
-          const RowMatrix<float> logits_some = some.forward(mask, rows, x, mode, rng_again);
-          for (const NodeId node : outputs) CHECK(logits_some.row(node) == logits.row(node));
-          if (mode == nn::Mode::kEval) continue;
-          all.parameters().zero_grad();
-          some.parameters().zero_grad();
-          nn::nll_loss(logits, labels, outputs, &grad);
-          all.backward(mask, x, grad);
-          nn::nll_loss(logits_some, labels, outputs, &grad_some);
-          some.backward(mask, x, grad_some);
-          const auto a = all.parameters().grads();
-          const auto b = some.parameters().grads();
-          CHECK(std::vector<float>(a.begin(), a.end()) == std::vector<float>(b.begin(), b.end()));
-        }
+    const std::vector<std::int32_t> labels = cyclic_labels(300);
+    for_each_kind_and_depth([&](nn::AttentionKind kind, std::int64_t layers) {
+      const auto options = small_options(kind, layers);  // with both dropouts
+      const auto rows = maskgat::masks::receptive_rows(mask, outputs, layers);
+      std::size_t formed = 0;
+      for (const auto value : rows.front()) formed += value;
+      REQUIRE(formed < 300);
+      maskgat::Rng init(5);
+      nn::Model all(options, init);
+      maskgat::Rng init_again(5);
+      nn::Model some(options, init_again);
+      for (const auto mode : {nn::Mode::kTrain, nn::Mode::kEval}) {
+        maskgat::Rng rng(2);
+        RowMatrix<float> grad;
+        const RowMatrix<float> logits = all.forward(mask, x, mode, rng);
+        maskgat::Rng rng_again(2);
+        RowMatrix<float> grad_some;
+        const RowMatrix<float> logits_some = some.forward(mask, rows, x, mode, rng_again);
+        for (const NodeId node : outputs) CHECK(logits_some.row(node) == logits.row(node));
+        if (mode == nn::Mode::kEval) continue;
+        all.parameters().zero_grad();
+        some.parameters().zero_grad();
+        nn::nll_loss(logits, labels, outputs, &grad);
+        all.backward(mask, x, grad);
+        nn::nll_loss(logits_some, labels, outputs, &grad_some);
+        some.backward(mask, x, grad_some);
+        const auto a = all.parameters().grads();
+        const auto b = some.parameters().grads();
+        CHECK(std::vector<float>(a.begin(), a.end()) == std::vector<float>(b.begin(), b.end()));
       }
-    }
+    });
     maskgat::Rng rng(0);
     nn::Model model(small_options(nn::AttentionKind::kGat, 2), rng);
     const auto one = maskgat::masks::receptive_rows(mask, outputs, 1);
