@@ -56,6 +56,20 @@ TEST_SUITE("unit") {
     CHECK(weight_gradient(x, grad_out, start) == grad_weight);
   }
 
+  TEST_CASE("the sparse weight gradient of 64 columns over blocks of features is the product") {
+    // 150,000 entries over 500 features of 64 columns: several blocks, each formed in scratch
+    // rows of its own, and rows of grad_out held in registers.
+    const RowSparse<double> x = test::random_sparse<double>(kRows, 500, 0.1, 6);
+    RowMatrix<double> grad_out = test::random_matrix<double>(kRows, 64, 7);
+    for (std::int64_t i = 0; i < kRows; i += 5) grad_out.row(i).setZero();
+    const RowMatrix<double> start = test::random_matrix<double>(500, 64, 8);
+    const RowMatrix<double> grad_weight = weight_gradient(x, grad_out, start);
+    const RowMatrix<double> expected = start + RowMatrix<double>(x).transpose() * grad_out;
+    CHECK((grad_weight - expected).norm() <= 1e-13 * expected.norm());
+    const tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+    CHECK(weight_gradient(x, grad_out, start) == grad_weight);
+  }
+
   TEST_CASE("the sparse weight gradient refuses rows whose column indices are not ascending") {
     // 90,000 entries over 300 features make blocks of features, one task each; row 0's first
     // and last entries, swapped, lie in the wrong blocks.
