@@ -170,11 +170,6 @@ void softmax_backward_row(S shape, const T* alpha, T* grad, std::int64_t degree)
   }
 }
 
-// The filter of kernels that gather every row they are given.
-struct AllPositions {
-  constexpr bool operator()(std::size_t /*position*/) const { return true; }
-};
-
 // The nodes whose row of a gradient holds a nonzero: a byte per node, 1 where the row has one.
 // A gradient row that is exactly zero adds nothing to any sum it enters (a term 0 * x is +-0 for
 // finite x, and a running sum from +0 never is -0), so the backward kernels skip those rows, the
@@ -194,11 +189,6 @@ class LiveRows {
   }
 
   [[nodiscard]] bool operator()(NodeId i) const { return live_[i] != 0; }
-
-  // The filter of a row's ids: position k is kept when node ids.begin()[k] is live.
-  [[nodiscard]] auto of(const Neighbors& ids) const {
-    return [this, first = ids.begin()](std::size_t k) { return (*this)(first[k]); };
-  }
 
  private:
   const std::uint8_t* live_;
