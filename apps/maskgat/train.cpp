@@ -37,6 +37,14 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
   if (cli.patience) options.patience = *cli.patience;
   if (cli.positional) options.positional = transforms::parse_positional_encoding(*cli.positional);
   if (cli.whole_graph) options.receptive_field = false;
+  if (cli.batch_size) options.batch_size = *cli.batch_size;
+  if (!cli.fanouts.empty() &&
+      static_cast<std::int64_t>(cli.fanouts.size()) != options.model.layers) {
+    throw InvalidArgument("--fanout: " + std::to_string(cli.fanouts.size()) +
+                          " fanouts for a model of " + std::to_string(options.model.layers) +
+                          " layers, expected one per layer");
+  }
+  options.fanouts = cli.fanouts;
   options.seed = seed;
   options.max_parameters = cli.limits.max_parameters;
   options.max_activations = cli.limits.max_activations;
@@ -101,7 +109,8 @@ void check_resume_options(const TrainCommandOptions& options) {
                             options.layers || options.heads || options.hidden ||
                             options.output_heads || options.patience || options.dropout ||
                             options.attention_dropout || options.learning_rate ||
-                            options.weight_decay || options.whole_graph;
+                            options.weight_decay || options.whole_graph ||
+                            options.batch_size || !options.fanouts.empty();
   if (recipe_given) {
     throw InvalidArgument(
         "--resume continues the saved run with its own model and recipe; only --epochs may be "
@@ -165,6 +174,20 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
   command->add_flag("--whole-graph", options.whole_graph,
                     "Run training steps and validation over the whole graph, not only the "
                     "training and validation nodes' receptive fields");
+  auto* batch_size =
+      command
+          ->add_option("--batch-size", options.batch_size,
+                       "Train on mini-batches of this many training nodes, each with the "
+                       "in-neighbours --fanout samples, one Adam step per batch (default: one "
+                       "full-batch step per epoch)")
+          ->check(integer_at_least(1));
+  command
+      ->add_option("--fanout", options.fanouts,
+                   "F1,F2,...: in-neighbours each layer samples per node, the input layer's "
+                   "first; -1 keeps all (default -1 for every layer)")
+      ->delimiter(',')
+      ->check(integer_at_least(-1))
+      ->needs(batch_size);
   command->add_option("--epochs", options.epochs, "Maximum epochs (default 10000)")
       ->check(integer_at_least(1));
   command
@@ -205,6 +228,7 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
       "  maskgat train --dataset cora --epochs 50 --patience 0 --save cora.ckpt\n"
       "  maskgat train --dataset cora --plot curves.png   # and curves.csv\n"
       "  maskgat train --dataset cora --resume cora.ckpt --epochs 100 --save cora2.ckpt\n"
+      "  maskgat train --dataset synthetic:nodes=1000000 --batch-size 1024 --fanout 10,10\n"
       "  maskgat train --graph edges.txt --features features.csv --labels labels.txt "
       "--undirected");
 }
@@ -355,7 +379,10 @@ int run_train(TrainCommandOptions& options) {
         {"weight_decay", last.optimizer.weight_decay},
         {"epochs", last.epochs},
         {"patience", last.patience},
-        {"receptive_field", last.receptive_field}}},
+        {"receptive_field", last.receptive_field},
+        {"batch_size", last.batch_size > 0 ? nlohmann::ordered_json(last.batch_size)
+                                           : nlohmann::ordered_json(nullptr)},
+        {"fanouts", last.fanouts}}},
       {"runs", runs},
       {"test_acc_mean", tested ? nlohmann::ordered_json(mean) : nlohmann::ordered_json(nullptr)},
       {"test_acc_std", tested ? nlohmann::ordered_json(std_dev) : nlohmann::ordered_json(nullptr)}};

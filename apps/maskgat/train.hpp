@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "data_options.hpp"
 
@@ -17,6 +18,8 @@ struct TrainCommandOptions {
   std::optional<std::int64_t> layers, heads, hidden, output_heads, epochs, patience;
   std::optional<double> dropout, attention_dropout, learning_rate, weight_decay;
   bool whole_graph = false;
+  std::optional<std::int64_t> batch_size;  // --batch-size: mini-batches of this many
+  std::vector<std::int64_t> fanouts;       // --fanout: per layer, input layer first
   std::int64_t runs = 1;
   bool same_split = false;  // --same-split: every run on the first run's random split
   ModelLimits limits;

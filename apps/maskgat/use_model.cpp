@@ -31,24 +31,26 @@ namespace {
 class Applied {
  public:
   Applied(const std::filesystem::path& path, DataOptions& data, const ModelLimits& limits,
-          const RunOptions& run, bool with_split)
-      : Applied(path, train::load_checkpoint(path, data.load.read.limits), data, limits, run,
-                with_split) {}
+          std::optional<std::int64_t> chunk_rows, const RunOptions& run, bool with_split)
+      : Applied(path, train::load_checkpoint(path, data.load.read.limits), data, limits,
+                chunk_rows, run, with_split) {}
 
   Dataset dataset;
   train::Predictor predictor;
 
  private:
   Applied(const std::filesystem::path& path, train::Checkpoint checkpoint, DataOptions& data,
-          const ModelLimits& limits, const RunOptions& run, bool with_split)
+          const ModelLimits& limits, std::optional<std::int64_t> chunk_rows, const RunOptions& run,
+          bool with_split)
       : dataset(load_data_for_model(data, checkpoint.data, with_split, path.string(),
                                     /*offers_as_given=*/true, run)),
-        predictor(predict_with(path, std::move(checkpoint), dataset, limits)) {}
+        predictor(predict_with(path, std::move(checkpoint), dataset, limits, chunk_rows)) {}
 
   // The model on `dataset`, once it is known to fit the data and the limits.
   static train::Predictor predict_with(const std::filesystem::path& path,
                                        train::Checkpoint checkpoint, const Dataset& dataset,
-                                       const ModelLimits& limits) {
+                                       const ModelLimits& limits,
+                                       std::optional<std::int64_t> chunk_rows) {
     try {
       train::check_input_width(checkpoint, dataset);
     } catch (const InvalidArgument& error) {
@@ -61,7 +63,7 @@ class Applied {
     sized.max_activations = limits.max_activations;
     train::check_model_size(sized, dataset);
     try {
-      return train::Predictor(std::move(checkpoint), dataset);
+      return train::Predictor(std::move(checkpoint), dataset, chunk_rows);
     } catch (const InvalidArgument& error) {
       throw Error(path.string() + ": " + error.what());  // a bad file, not bad usage
     }
@@ -85,6 +87,16 @@ std::vector<NodeId> node_ids(const std::string& option, const std::vector<std::s
   return ids;
 }
 
+// Registers `--batch-size`, the chunk of layer-wise inference.
+void add_layerwise_option(CLI::App& command, std::optional<std::int64_t>& chunk_rows) {
+  command
+      .add_option("--batch-size", chunk_rows,
+                  "Run the model layer by layer over chunks of this many nodes, never forming the "
+                  "whole graph's activations (the default for models trained in mini-batches, "
+                  "in chunks of 16384)")
+      ->check(integer_at_least(1));
+}
+
 }  // namespace
 
 void add_evaluate_command(CLI::App& app, EvaluateOptions& options) {
@@ -97,6 +109,7 @@ void add_evaluate_command(CLI::App& app, EvaluateOptions& options) {
                       "Also write the metrics to this file, as --json prints them");
   command->add_option("--split-out", options.split_out,
                       "Write the split used to this file, as --split reads it");
+  add_layerwise_option(*command, options.batch_size);
   add_model_limits(*command, options.limits, false);
   add_run_options(*command, options.run, true);
   command->footer(
@@ -132,6 +145,7 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
       ->delimiter(',')
       ->excludes("--attention-out")
       ->excludes("--plot-attention");
+  add_layerwise_option(*command, options.batch_size);
   add_model_limits(*command, options.limits, false);
   add_run_options(*command, options.run, true);
   command->callback([&options] {
@@ -160,7 +174,7 @@ int run_evaluate(EvaluateOptions& options) {
   add_inputs(outputs, options.data);
   outputs.check();
   const auto threads = limit_threads(run);
-  Applied applied(options.model, options.data, options.limits, run, true);
+  Applied applied(options.model, options.data, options.limits, options.batch_size, run, true);
   const Dataset& dataset = applied.dataset;
   if (options.split_out) write_split_out(*options.split_out, dataset, run);
   if (dataset.class_names != applied.predictor.checkpoint().class_names) {
@@ -237,7 +251,7 @@ int run_predict(PredictOptions& options) {
   add_inputs(outputs, options.data);
   outputs.check();
   const auto threads = limit_threads(run);
-  Applied applied(options.model, options.data, options.limits, run, false);
+  Applied applied(options.model, options.data, options.limits, options.batch_size, run, false);
   const auto& class_names = applied.predictor.checkpoint().class_names;
   const auto& node_names = applied.dataset.node_names;
   // The scored nodes: every node, or those of --nodes alone, on their receptive field.

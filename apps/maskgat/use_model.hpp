@@ -17,6 +17,7 @@ struct EvaluateOptions {
   std::filesystem::path model;
   std::optional<std::filesystem::path> metrics_json;
   std::optional<std::filesystem::path> split_out;
+  std::optional<std::int64_t> batch_size;  // --batch-size: layer by layer in chunks of this many
   ModelLimits limits;
   RunOptions run;
 };
@@ -28,6 +29,7 @@ struct PredictOptions {
   std::optional<std::filesystem::path> attention_out;
   std::vector<std::string> plot_attention;  // empty, or NODE and FILE
   std::vector<std::string> nodes;           // the nodes to score by name; empty: every node
+  std::optional<std::int64_t> batch_size;   // --batch-size: layer by layer in chunks of this many
   ModelLimits limits;
   RunOptions run;
 };

@@ -292,6 +292,28 @@ void BasicModel<T>::run_backward(InputRef<T> x, const RowMatrix<T>& grad_logits)
 }
 
 template <typename T>
+const RowMatrix<T>& BasicModel<T>::forward_layer(std::int64_t layer, const Graph& mask,
+                                                 InputRef<T> x) {
+  Impl& s = *impl_;
+  if (layer < 0 || layer >= static_cast<std::int64_t>(s.layers.size())) {
+    throw InvalidArgument("model.forward_layer: layer " + std::to_string(layer) +
+                          " is outside [0, " + std::to_string(s.layers.size()) + ")");
+  }
+  const auto index = static_cast<std::size_t>(layer);
+  Rng unused(0);  // evaluation draws nothing
+  std::visit(
+      [&](const auto& conv) {
+        using Cache = typename std::decay_t<decltype(conv)>::Cache;
+        conv.forward(mask, x, Mode::kEval, unused, std::get<Cache>(s.caches[index]),
+                     s.outputs[index]);
+      },
+      s.layers[index]);
+  if (index + 1 == s.layers.size()) return s.outputs[index];
+  elu(s.outputs[index], s.inputs[index + 1]);
+  return s.inputs[index + 1];
+}
+
+template <typename T>
 std::vector<AttentionWeights<T>> BasicModel<T>::attention(const Graph& mask) const {
   std::vector<AttentionWeights<T>> result;
   for (std::size_t index = 0; index < impl_->layers.size(); ++index) {

@@ -23,8 +23,9 @@ constexpr std::string_view kMagic = "MGATCKPT";
 // older files train on the whole graph, as they were trained. Version 4 added the data record
 // after the training state; older files have none. Version 5 added to the record whether only the
 // largest component was kept and whether validation nodes were drawn per class (the test size
-// may then be "the rest", -1).
-constexpr std::uint32_t kVersion = 5;
+// may then be "the rest", -1). Version 6 added the mini-batch size and fanouts after the
+// receptive-field flag; older files train in full batches.
+constexpr std::uint32_t kVersion = 6;
 constexpr std::uint32_t kOldestVersion = 1;
 
 std::uint64_t fnv1a(std::string_view bytes) {
@@ -130,6 +131,9 @@ void write_options(Writer& out, const TrainOptions& options) {
   out.scalar<std::uint8_t>(static_cast<std::uint8_t>(options.positional.kind));
   out.scalar(options.positional.dims);
   out.scalar<std::uint8_t>(options.receptive_field ? 1 : 0);
+  out.scalar(options.batch_size);
+  out.scalar(static_cast<std::int64_t>(options.fanouts.size()));
+  for (const std::int64_t fanout : options.fanouts) out.scalar(fanout);
 }
 
 TrainOptions read_options(Reader& in, std::uint32_t version) {
@@ -175,6 +179,23 @@ TrainOptions read_options(Reader& in, std::uint32_t version) {
     const auto field = in.scalar<std::uint8_t>();
     if (field > 1) in.fail("receptive-field flag " + std::to_string(field) + ", expected 0 or 1");
     options.receptive_field = field == 1;
+  }
+  if (version >= 6) {
+    options.batch_size = in.scalar<std::int64_t>();
+    if (options.batch_size < 0) {
+      in.fail("batch size " + std::to_string(options.batch_size) + ", expected 0 or more");
+    }
+    const auto fanouts = in.scalar<std::int64_t>();
+    if (fanouts != 0 && fanouts != options.model.layers) {
+      in.fail(std::to_string(fanouts) + " fanouts for a model of " +
+              std::to_string(options.model.layers) + " layers");
+    }
+    for (std::int64_t l = 0; l < fanouts; ++l) {
+      options.fanouts.push_back(in.scalar<std::int64_t>());
+      if (options.fanouts.back() < -1) {
+        in.fail("fanout " + std::to_string(options.fanouts.back()) + ", expected -1 or more");
+      }
+    }
   }
   return options;
 }

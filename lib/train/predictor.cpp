@@ -8,6 +8,7 @@
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/io/output_file.hpp"
 #include "maskgat/nn/loss.hpp"
+#include "maskgat/train/layerwise.hpp"
 #include "maskgat/train/metrics.hpp"
 #include "maskgat/train/trainer.hpp"
 
@@ -26,12 +27,20 @@ const RowMatrix<float>& finite(const RowMatrix<float>& logits) {
 
 }  // namespace
 
-Predictor::Predictor(Checkpoint checkpoint, const Dataset& dataset)
+Predictor::Predictor(Checkpoint checkpoint, const Dataset& dataset,
+                     std::optional<std::int64_t> chunk_rows)
     : checkpoint_(std::move(checkpoint)),
       dataset_(&dataset),
-      mask_([&] {
+      chunk_rows_([&]() -> std::int64_t {
         check_input_width(checkpoint_, dataset);  // before anything is computed for the data
-        return masks::from_graph(dataset.graph, true);
+        if (chunk_rows) {
+          if (*chunk_rows <= 0) {
+            throw InvalidArgument("predictor: chunk_rows is " + std::to_string(*chunk_rows) +
+                                  ", expected a positive count");
+          }
+          return *chunk_rows;
+        }
+        return checkpoint_.options.batch_size > 0 ? kDefaultChunkRows : 0;
       }()),
       model_(load_model(checkpoint_)) {
   // The encoding is recomputed from this data's graph, as the model was trained with it.
@@ -40,13 +49,24 @@ Predictor::Predictor(Checkpoint checkpoint, const Dataset& dataset)
   }
 }
 
+const Graph& Predictor::mask() const {
+  if (!mask_) mask_ = masks::from_graph(dataset_->graph, true);
+  return *mask_;
+}
+
 const RowMatrix<float>& Predictor::logits() {
+  if (layerwise()) {
+    layerwise_logits_ = layerwise_logits(model_, dataset_->graph, input(), {}, chunk_rows_);
+    return finite(layerwise_logits_);
+  }
   Rng unused(0);  // evaluation draws nothing
-  return finite(model_.forward(mask_, input().view(), nn::Mode::kEval, unused));
+  return finite(model_.forward(mask(), input().view(), nn::Mode::kEval, unused));
 }
 
 RowMatrix<float> Predictor::logits(std::span<const NodeId> nodes) {
-  RowMatrix<float> some = logits_at(model_, mask_, input(), nodes);
+  RowMatrix<float> some = layerwise()
+                              ? layerwise_logits(model_, dataset_->graph, input(), nodes, chunk_rows_)
+                              : logits_at(model_, mask(), input(), nodes);
   finite(some);
   return some;
 }
@@ -66,8 +86,9 @@ RowMatrix<float> Predictor::probabilities(std::span<const NodeId> nodes) {
 std::vector<std::int32_t> Predictor::predicted_classes() { return predict_classes(logits()); }
 
 std::vector<nn::AttentionWeights<float>> Predictor::attention() {
-  logits();
-  return model_.attention(mask_);
+  Rng unused(0);
+  finite(model_.forward(mask(), input().view(), nn::Mode::kEval, unused));
+  return model_.attention(mask());
 }
 
 std::string predictions_csv(std::span<const std::string> names,

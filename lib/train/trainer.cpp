@@ -11,10 +11,14 @@
 #include <sstream>
 #include <string>
 
+#include <tbb/task_group.h>
+
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/masks.hpp"
+#include "maskgat/graph/sampler.hpp"
 #include "maskgat/nn/loss.hpp"
 #include "maskgat/train/checkpoint.hpp"
+#include "maskgat/train/layerwise.hpp"
 
 namespace maskgat::train {
 
@@ -87,6 +91,31 @@ struct Field {
   std::vector<std::int32_t> labels;
   std::vector<NodeId> nodes;
 };
+
+// The fanouts mini-batches sample with: the options', or every in-neighbour in every layer.
+std::vector<std::int64_t> batch_fanouts(const TrainOptions& options) {
+  const std::int64_t layers = options.model.layers;
+  if (options.fanouts.empty()) return std::vector<std::int64_t>(static_cast<std::size_t>(layers), -1);
+  if (static_cast<std::int64_t>(options.fanouts.size()) != layers) {
+    throw InvalidArgument("train: " + std::to_string(options.fanouts.size()) +
+                          " fanouts for a model of " + std::to_string(layers) +
+                          " layers, expected one per layer");
+  }
+  return options.fanouts;
+}
+
+// The order an epoch visits the training nodes in mini-batches: a Fisher-Yates shuffle drawn
+// from (seed, epoch) alone, so a resumed run visits them as the uninterrupted one.
+std::vector<NodeId> shuffled(std::span<const NodeId> nodes, std::uint64_t seed,
+                             std::int64_t epoch) {
+  constexpr std::uint64_t kShuffleStream = 0x73687566666c65ULL;  // "shuffle"
+  Rng rng(counter_hash(seed, kShuffleStream, static_cast<std::uint64_t>(epoch)));
+  std::vector<NodeId> order(nodes.begin(), nodes.end());
+  for (std::size_t k = order.size(); k > 1; --k) {
+    std::swap(order[k - 1], order[rng.uniform_int(k)]);
+  }
+  return order;
+}
 
 // Whether running on `field` pays against running on all of `mask`: it holds at most half of
 // the mask's entries. A larger one would save little and cost a second set of buffers nearly the
@@ -194,7 +223,6 @@ struct Trainer::Impl {
         rng(train_options.seed),
         model(model_options(data, train_options), rng),
         optimizer(model.parameters().size(), train_options.optimizer),
-        mask(masks::from_graph(data.graph, true)),
         train_nodes(data.nodes_in(SplitPart::kTrain)),
         val_nodes(data.nodes_in(SplitPart::kVal)),
         test_nodes(data.nodes_in(SplitPart::kTest)) {
@@ -207,21 +235,30 @@ struct Trainer::Impl {
         step_signs = RowMatrix<float>(1, options.positional.dims);
       }
     }
-    if (auto field =
-            node_field(options, mask, train_nodes, features(nn::Mode::kEval), data.labels)) {
+    if (options.batch_size > 0) {
+      // Evaluation then runs layer by layer (`layerwise_logits`): the whole graph's mask and
+      // activations are never formed unless attention is asked for.
+      sampler.emplace(data.graph, batch_fanouts(options), options.seed);
+    } else if (auto field = node_field(options, whole_mask(), train_nodes,
+                                       features(nn::Mode::kEval), data.labels)) {
       training = std::make_unique<TrainingField>(std::move(*field), options.model);
       // Validation then runs the evaluation's model on the validation nodes' field, if small,
       // which nothing else runs between epochs, so its buffers keep their size.
-      val_field = node_field(options, mask, val_nodes, features(nn::Mode::kEval), data.labels);
+      val_field =
+          node_field(options, whole_mask(), val_nodes, features(nn::Mode::kEval), data.labels);
     } else if (options.receptive_field) {
       if (!train_nodes.empty()) {
-        train_rows = masks::receptive_rows(mask, train_nodes, options.model.layers);
+        train_rows = masks::receptive_rows(whole_mask(), train_nodes, options.model.layers);
       }
       if (!val_nodes.empty()) {
-        val_rows = masks::receptive_rows(mask, val_nodes, options.model.layers);
+        val_rows = masks::receptive_rows(whole_mask(), val_nodes, options.model.layers);
       }
     }
     if (flips_signs(options) && !training) train_input = input;
+    if (options.batch_size < 0) {
+      throw InvalidArgument("train: batch size is " + std::to_string(options.batch_size) +
+                            ", expected 0 (full batch) or a positive count");
+    }
     if (options.epochs <= 0) {
       throw InvalidArgument("train: epochs is " + std::to_string(options.epochs) +
                             ", expected a positive count");
@@ -283,7 +320,7 @@ struct Trainer::Impl {
               {}};
     }
     const InputRef<float> features_in = features(nn::Mode::kTrain).view();
-    return {mask, {}, features_in, dataset->labels, train_nodes, model, train_rows};
+    return {whole_mask(), {}, features_in, dataset->labels, train_nodes, model, train_rows};
   }
 
   // Gives the training input's encoding columns the signs of `epoch`'s step, drawn from the seed
@@ -302,8 +339,109 @@ struct Trainer::Impl {
         .scale_columns(dataset->features.cols(), ratios);
   }
 
+  // The loss and accuracy of one epoch's training steps.
+  struct Update {
+    double loss = 0.0;
+    double accuracy = 0.0;
+  };
+
+  // One Adam step on `step`: forward, loss over its training nodes, backward, and the update of
+  // the trained model's parameters (copied into the step's model first when it has its own).
+  // `where` names the step in errors, e.g. "epoch 3".
+  Update optimize(const Step& step, const std::string& where) {
+    auto& step_parameters = step.model.parameters();
+    const auto values = model.parameters().values();
+    if (&step.model != &model) {
+      std::copy(values.begin(), values.end(), step_parameters.values().begin());
+    }
+    step_parameters.zero_grad();
+    const RowMatrix<float>& logits = step.forward(rng);
+    Update update;
+    update.loss = nn::nll_loss(logits, step.labels, step.train_nodes, &grad_logits);
+    if (!std::isfinite(update.loss)) {
+      throw Error("train: the training loss is " + std::to_string(update.loss) + " at " + where +
+                  "; lower the learning rate or check the features");
+    }
+    update.accuracy = ConfusionMatrix(dataset->num_classes(), step.labels,
+                                      predict_classes(logits), step.train_nodes)
+                          .accuracy();
+    step.backward(grad_logits);
+    const auto grads = step_parameters.grads();
+    if (!std::all_of(grads.begin(), grads.end(), [](float g) { return std::isfinite(g); })) {
+      throw Error("train: a gradient is not finite at " + where +
+                  "; lower the learning rate or check the features");
+    }
+    optimizer.step(values, grads);
+    return update;
+  }
+
+  Update optimize(const Step& step, std::int64_t epoch) {
+    return optimize(step, "epoch " + std::to_string(epoch));
+  }
+
+  // One epoch of mini-batches: the training nodes in `shuffled` order, `batch_size` at a time,
+  // each batch sampled (the next one in a task of its own while this one trains) and stepped on.
+  // The epoch's loss and accuracy are the batches' weighted by their sizes.
+  Update train_batches(std::int64_t epoch) {
+    const std::vector<NodeId> order = shuffled(train_nodes, options.seed, epoch);
+    const auto size = static_cast<std::size_t>(options.batch_size);
+    const std::size_t batches = (order.size() + size - 1) / size;
+    const auto outputs = [&](std::size_t b) {
+      return std::span<const NodeId>(order).subspan(b * size, std::min(size, order.size() - b * size));
+    };
+    const FeatureMatrix& all_input = features(nn::Mode::kTrain);
+    MiniBatch next;
+    tbb::task_group sampling;
+    const auto sample = [&](std::size_t b) {
+      sampling.run([&, b] { next = sampler->sample(outputs(b), static_cast<std::uint64_t>(epoch)); });
+    };
+    sample(0);
+    Update total;
+    std::vector<std::int32_t> labels;
+    for (std::size_t b = 0; b < batches; ++b) {
+      sampling.wait();
+      const MiniBatch batch = std::move(next);
+      if (b + 1 < batches) sample(b + 1);
+      const FeatureMatrix batch_input = all_input.select_rows(batch.nodes);
+      labels.resize(batch.nodes.size());
+      for (std::size_t k = 0; k < labels.size(); ++k) {
+        labels[k] = dataset->labels[static_cast<std::size_t>(batch.nodes[k])];
+      }
+      const Step step{batch.masks.front(), batch.masks, batch_input.view(), labels, batch.outputs, model,
+                      {}};
+      const Update update = optimize(step, "epoch " + std::to_string(epoch) + ", batch " +
+                                               std::to_string(b + 1) + " of " +
+                                               std::to_string(batches));
+      const auto weight = static_cast<double>(batch.outputs.size());
+      total.loss += update.loss * weight;
+      total.accuracy += update.accuracy * weight;
+    }
+    total.loss /= static_cast<double>(order.size());
+    total.accuracy /= static_cast<double>(order.size());
+    return total;
+  }
+
+  // The mask evaluation runs on: the dataset's graph with self-loops, formed on first use.
+  const Graph& whole_mask() const {
+    if (!mask) mask = masks::from_graph(dataset->graph, true);
+    return *mask;
+  }
+
+  // Evaluation-mode logits of every node: layer by layer with mini-batches, else a forward over
+  // the whole graph.
   const RowMatrix<float>& evaluation_logits() {
-    return model.forward(mask, features(nn::Mode::kEval).view(), nn::Mode::kEval, rng);
+    if (sampler) {
+      layerwise = layerwise_logits(model, dataset->graph, features(nn::Mode::kEval));
+      return layerwise;
+    }
+    return model.forward(whole_mask(), features(nn::Mode::kEval).view(), nn::Mode::kEval, rng);
+  }
+
+  // Evaluation-mode logits of `nodes` alone (row r is `nodes[r]`'s): layer by layer with
+  // mini-batches, else on their receptive field or the whole graph (`logits_at`).
+  RowMatrix<float> logits_of(std::span<const NodeId> nodes) {
+    if (sampler) return layerwise_logits(model, dataset->graph, features(nn::Mode::kEval), nodes);
+    return logits_at(model, whole_mask(), features(nn::Mode::kEval), nodes);
   }
 
   // The validation nodes' logits (evaluation mode), with the labels and positions to read them
@@ -314,8 +452,19 @@ struct Trainer::Impl {
     std::span<const NodeId> nodes;
   };
   Scores validation_scores() {
+    if (sampler) {
+      layerwise = layerwise_logits(model, dataset->graph, features(nn::Mode::kEval), val_nodes);
+      if (val_labels.empty()) {
+        for (std::size_t k = 0; k < val_nodes.size(); ++k) {
+          val_labels.push_back(dataset->labels[static_cast<std::size_t>(val_nodes[k])]);
+          val_rows_of.push_back(static_cast<NodeId>(k));
+        }
+      }
+      return {layerwise, val_labels, val_rows_of};
+    }
     if (!val_field && !val_rows.empty()) {
-      return {model.forward(mask, val_rows, features(nn::Mode::kEval).view(), nn::Mode::kEval, rng),
+      return {model.forward(whole_mask(), val_rows, features(nn::Mode::kEval).view(),
+                            nn::Mode::kEval, rng),
               dataset->labels, val_nodes};
     }
     if (!val_field) return {evaluation_logits(), dataset->labels, val_nodes};
@@ -329,13 +478,14 @@ struct Trainer::Impl {
   Rng rng;
   nn::Model model;
   optim::Adam optimizer;
-  Graph mask;
+  mutable std::optional<Graph> mask;  // see whole_mask()
   std::vector<NodeId> train_nodes;
   std::vector<NodeId> val_nodes;
   std::vector<NodeId> test_nodes;
   RowMatrix<float> grad_logits;
   FeatureMatrix input;        // with the positional encoding; 0 x 0 without one
   FeatureMatrix train_input;  // `input` with this step's sign flips (Laplacian encodings, no field)
+  std::optional<NeighborSampler> sampler;    // with mini-batches
   std::unique_ptr<TrainingField> training;  // when training steps run on a field
   std::optional<Field> val_field;           // the validation nodes', when validation runs on it
   // Without fields, with `receptive_field` set: the rows of the whole graph that the training and
@@ -343,6 +493,11 @@ struct Trainer::Impl {
   // validation passes form instead of every row.
   std::vector<std::vector<std::uint8_t>> train_rows;
   std::vector<std::vector<std::uint8_t>> val_rows;
+  // With mini-batches: the last layer-wise logits, and the validation nodes' labels and rows in
+  // its validation passes.
+  RowMatrix<float> layerwise;
+  std::vector<std::int32_t> val_labels;
+  std::vector<NodeId> val_rows_of;
   std::vector<float> signs;   // the current sign of each encoding column in `train_input`
   std::vector<float> ratios;  // next sign over current sign, per column
   RowMatrix<float> step_signs;
@@ -368,28 +523,9 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
     EpochStats stats;
     stats.epoch = epoch;
     s.flip_for_step(epoch);
-    const Impl::Step step = s.step();
-    auto& step_parameters = step.model.parameters();
-    if (&step.model != &s.model) {
-      std::copy(values.begin(), values.end(), step_parameters.values().begin());
-    }
-    step_parameters.zero_grad();
-    const RowMatrix<float>& logits = step.forward(s.rng);
-    stats.train_loss = nn::nll_loss(logits, step.labels, step.train_nodes, &s.grad_logits);
-    if (!std::isfinite(stats.train_loss)) {
-      throw Error("train: the training loss is " + std::to_string(stats.train_loss) + " at epoch " +
-                  std::to_string(epoch) + "; lower the learning rate or check the features");
-    }
-    stats.train_accuracy = ConfusionMatrix(s.dataset->num_classes(), step.labels,
-                                           predict_classes(logits), step.train_nodes)
-                               .accuracy();
-    step.backward(s.grad_logits);
-    const auto grads = step_parameters.grads();
-    if (!std::all_of(grads.begin(), grads.end(), [](float g) { return std::isfinite(g); })) {
-      throw Error("train: a gradient is not finite at epoch " + std::to_string(epoch) +
-                  "; lower the learning rate or check the features");
-    }
-    s.optimizer.step(values, grads);
+    const Impl::Update update = s.sampler ? s.train_batches(epoch) : s.optimize(s.step(), epoch);
+    stats.train_loss = update.loss;
+    stats.train_accuracy = update.accuracy;
     stats.train_milliseconds = elapsed_ms(start);
 
     if (!s.val_nodes.empty()) {
@@ -506,13 +642,26 @@ SplitMetrics Trainer::evaluate(SplitPart part) {
     throw InvalidArgument(std::string("evaluate: no node is in the ") + split_part_name(part) +
                           " split");
   }
-  const auto labels = std::span<const std::int32_t>(s.dataset->labels);
-  const RowMatrix<float>& logits = s.evaluation_logits();
+  // The logits of the whole graph, or with mini-batches the part's alone (row r for nodes[r]),
+  // computed layer by layer.
+  std::vector<std::int32_t> part_labels;
+  std::vector<NodeId> rows;
+  if (s.sampler) {
+    for (std::size_t r = 0; r < nodes.size(); ++r) {
+      part_labels.push_back(s.dataset->labels[static_cast<std::size_t>(nodes[r])]);
+      rows.push_back(static_cast<NodeId>(r));
+    }
+    s.layerwise = s.logits_of(nodes);
+  }
+  const RowMatrix<float>& logits = s.sampler ? s.layerwise : s.evaluation_logits();
+  const std::span<const std::int32_t> labels =
+      s.sampler ? std::span<const std::int32_t>(part_labels) : s.dataset->labels;
+  const std::span<const NodeId> at = s.sampler ? std::span<const NodeId>(rows) : nodes;
   SplitMetrics metrics;
   metrics.nodes = static_cast<std::int64_t>(nodes.size());
-  metrics.loss = nn::nll_loss<float>(logits, labels, nodes);
+  metrics.loss = nn::nll_loss<float>(logits, labels, at);
   metrics.confusion =
-      ConfusionMatrix(s.dataset->num_classes(), labels, predict_classes(logits), nodes);
+      ConfusionMatrix(s.dataset->num_classes(), labels, predict_classes(logits), at);
   metrics.accuracy = metrics.confusion.accuracy();
   metrics.macro_f1 = metrics.confusion.macro_f1();
   return metrics;
@@ -526,8 +675,7 @@ RowMatrix<float> Trainer::predict_probabilities() {
 
 RowMatrix<float> Trainer::predict_probabilities(std::span<const NodeId> nodes) {
   RowMatrix<float> probabilities;
-  nn::softmax(logits_at(impl_->model, impl_->mask, impl_->features(nn::Mode::kEval), nodes),
-              probabilities);
+  nn::softmax(impl_->logits_of(nodes), probabilities);
   return probabilities;
 }
 
@@ -536,15 +684,17 @@ std::vector<std::int32_t> Trainer::predicted_classes() {
 }
 
 std::vector<nn::AttentionWeights<float>> Trainer::attention() {
-  impl_->evaluation_logits();
-  return impl_->model.attention(impl_->mask);
+  Impl& s = *impl_;
+  const Graph& mask = s.whole_mask();
+  (void)s.model.forward(mask, s.features(nn::Mode::kEval).view(), nn::Mode::kEval, s.rng);
+  return s.model.attention(mask);
 }
 
 nn::Model& Trainer::model() noexcept { return impl_->model; }
 const TrainOptions& Trainer::options() const noexcept { return impl_->options; }
-const Graph& Trainer::mask() const noexcept { return impl_->mask; }
-const Graph& Trainer::step_mask() const noexcept {
-  return impl_->training ? impl_->training->field.subgraph.masks.front() : impl_->mask;
+const Graph& Trainer::mask() const { return impl_->whole_mask(); }
+const Graph& Trainer::step_mask() const {
+  return impl_->training ? impl_->training->field.subgraph.masks.front() : impl_->whole_mask();
 }
 
 }  // namespace maskgat::train

@@ -133,6 +133,19 @@ class MASKGAT_EXPORT BasicModel {
   /// @throws InvalidArgument when `grad_logits` is not N x K or `masks` is not as in `forward`.
   void backward(std::span<const Graph> masks, InputRef<T> x, const RowMatrix<T>& grad_logits);
 
+  /// Evaluation-mode output of layer `layer` alone over `mask`, from that layer's input: what
+  /// `forward` computes at each layer, for callers that run the layers one at a time over parts
+  /// of a graph (`train::layerwise_logits`). Draws nothing.
+  /// @param layer in [0, layers)
+  /// @param mask  the attention mask (N nodes)
+  /// @param x     N rows: the features for layer 0, else what this returned for layer - 1 (on the
+  ///              same nodes, or any rows of it)
+  /// @return for a hidden layer the next layer's input (ELU of its output), N x (heads x hidden);
+  ///         for the last layer the logits, N x K; valid until the next call
+  /// @throws InvalidArgument when `layer` is out of range or x's shape does not match the mask or
+  ///         the layer's input width.
+  const RowMatrix<T>& forward_layer(std::int64_t layer, const Graph& mask, InputRef<T> x);
+
   /// The attention of every layer in the last forward, `conv1` first.
   /// @param mask the last forward's mask
   /// @return one `AttentionWeights` per layer (E x H each, before dropout)

@@ -23,23 +23,31 @@ namespace maskgat::train {
 /// A saved model in evaluation mode on a dataset, its input built as in training: the mask is the
 /// dataset's graph with a self-loop on every node, the input its features with the model's
 /// positional encoding of that graph appended (`model_input`). Load the dataset as the model's
-/// data was loaded (`data_differences` names what differs). Evaluation draws nothing, so every
+/// data was loaded (`data_differences` names what differs). A model trained in mini-batches
+/// (`TrainOptions::batch_size`), or any model when a chunk size is given, runs layer by layer
+/// (`layerwise_logits`), so graphs whose whole-graph activations do not fit still run; the
+/// logits are the same up to the order of floating-point sums. Evaluation draws nothing, so every
 /// result is the same on every run and thread count. The dataset must outlive the predictor.
 class MASKGAT_EXPORT Predictor {
  public:
-  /// Builds the model, its mask and its input on `dataset`.
+  /// Builds the model and its input on `dataset`, and its mask unless it runs layer by layer.
   /// @param checkpoint e.g. from `load_checkpoint`
   /// @param dataset    features and graph; labels and split are not used
+  /// @param chunk_rows run layer by layer with this many destination rows per chunk (> 0);
+  ///                   unset: layer by layer in chunks of `kDefaultChunkRows` when the model was
+  ///                   trained in mini-batches, else over the whole graph
   /// @throws IoError when the dataset's features are unavailable; InvalidArgument when their width
-  ///         does not fit the model (`check_input_width`) or the parameters do not fit the model
-  ///         they describe (`load_model`); what `model_input` throws for the encoding.
-  Predictor(Checkpoint checkpoint, const Dataset& dataset);
+  ///         does not fit the model (`check_input_width`), the parameters do not fit the model
+  ///         they describe (`load_model`) or `chunk_rows` is not positive; what `model_input`
+  ///         throws for the encoding.
+  Predictor(Checkpoint checkpoint, const Dataset& dataset,
+            std::optional<std::int64_t> chunk_rows = std::nullopt);
 
   /// The logits of every node.
   /// @return N x K, valid until the next call on this predictor
   /// @throws Error when an output is not finite (the parameters are too large for these features).
   const RowMatrix<float>& logits();
-  /// The logits of `nodes` alone, on their receptive field (`logits_at`).
+  /// The logits of `nodes` alone, on their receptive field (`logits_at`), or layer by layer.
   /// @param nodes each in [0, N), in any order (repeats allowed)
   /// @return `nodes.size()` x K; row r belongs to `nodes[r]`
   /// @throws InvalidArgument for a node outside [0, N); Error as `logits()`.
@@ -61,9 +69,12 @@ class MASKGAT_EXPORT Predictor {
   /// The checkpoint it was built from.
   /// @return the options, class names and parameters
   [[nodiscard]] const Checkpoint& checkpoint() const noexcept { return checkpoint_; }
-  /// The mask the model runs on.
+  /// The mask the model runs on (formed on first use when the model runs layer by layer).
   /// @return the dataset's graph with a self-loop on every node
-  [[nodiscard]] const Graph& mask() const noexcept { return mask_; }
+  [[nodiscard]] const Graph& mask() const;
+  /// Whether the model runs layer by layer.
+  /// @return true when logits come from `layerwise_logits`
+  [[nodiscard]] bool layerwise() const noexcept { return chunk_rows_ > 0; }
   /// The model's input.
   /// @return N rows: the features, with the positional encoding when the model has one
   [[nodiscard]] const FeatureMatrix& input() const noexcept {
@@ -73,9 +84,11 @@ class MASKGAT_EXPORT Predictor {
  private:
   Checkpoint checkpoint_;
   const Dataset* dataset_;
-  Graph mask_;
+  std::int64_t chunk_rows_;              // > 0: layer by layer
+  mutable std::optional<Graph> mask_;    // see mask()
   nn::Model model_;
   std::optional<FeatureMatrix> encoded_;
+  RowMatrix<float> layerwise_logits_;    // the last layer-wise `logits()`
 };
 
 /// Predictions as CSV, as `maskgat predict --output` writes them: a header

@@ -43,6 +43,18 @@ struct TrainOptions {
   /// final test accuracy and prediction run on the whole graph. Stored in checkpoints (files
   /// from before it train on the whole graph).
   bool receptive_field = true;
+  /// Mini-batch training: each epoch visits the training nodes in a seeded shuffled order, in
+  /// batches of this many (the last one smaller), and takes one Adam step per batch on the
+  /// masks a `NeighborSampler` draws for it (`fanouts`), with the rows of the input at the
+  /// batch's nodes: how graphs too large for whole-graph steps train, as PyG's `NeighborLoader`
+  /// and DGL's `DataLoader` do. The order depends only on (`seed`, epoch) and the draws on
+  /// (`seed`, epoch, node, layer), so a run is the same on any number of threads and resumes
+  /// exactly; the next batch is sampled while the current one trains. 0 (the default): one
+  /// full-batch step per epoch. Stored in checkpoints.
+  std::int64_t batch_size = 0;
+  /// With `batch_size`: one fanout per layer, the input layer's first; -1 keeps every
+  /// in-neighbour. Empty: -1 for every layer. Stored in checkpoints.
+  std::vector<std::int64_t> fanouts;
   /// The most projection weights the model may hold (`check_model_size`); not saved.
   std::int64_t max_parameters = 100'000'000;
   /// The most entries of one layer's output over all nodes (nodes x heads x width); not saved.
@@ -141,7 +153,8 @@ struct SplitMetrics {
   ConfusionMatrix confusion;  ///< true against predicted class
 };
 
-/// Trains a `Model` on a dataset's training nodes with Adam, full batch, one step per epoch.
+/// Trains a `Model` on a dataset's training nodes with Adam: one full-batch step per epoch, or
+/// one step per sampled mini-batch (`TrainOptions::batch_size`).
 ///
 /// Early stopping follows the reference implementation (PetarV-/GAT): the patience counter resets
 /// whenever validation accuracy is at least its best or validation loss at most its best; the
@@ -220,13 +233,14 @@ class MASKGAT_EXPORT Trainer {
   /// The run's settings.
   /// @return the options, with `model.in_features` and `model.classes` taken from the dataset
   [[nodiscard]] const TrainOptions& options() const noexcept;
-  /// The attention mask: the dataset's graph with self-loops.
+  /// The attention mask: the dataset's graph with self-loops (formed on first use in
+  /// mini-batch training, whose evaluation runs layer by layer without it).
   /// @return N nodes; the graph evaluation and prediction run on
-  [[nodiscard]] const Graph& mask() const noexcept;
+  [[nodiscard]] const Graph& mask() const;
   /// The mask training steps run their first layer on: `mask()`, or the training nodes'
   /// receptive field in it (`TrainOptions::receptive_field`; deeper layers keep fewer rows).
   /// @return `mask()` or the subgraph's first mask, on its own node numbering
-  [[nodiscard]] const Graph& step_mask() const noexcept;
+  [[nodiscard]] const Graph& step_mask() const;
 
  private:
   struct Impl;

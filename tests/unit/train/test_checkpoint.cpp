@@ -46,8 +46,10 @@ void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
 
 // The bytes of the options at the start of a checkpoint's payload: attention kind, 6 counts,
 // 7 reals, epochs, patience and seed. Format version 2 follows them with the positional
-// encoding's kind (1 byte) and width (8), version 3 with the receptive-field flag (1).
+// encoding's kind (1 byte) and width (8), version 3 with the receptive-field flag (1), version 6
+// with the mini-batch size and the fanouts' count (8 each; no fanouts follow in full-batch runs).
 constexpr std::size_t kOptionsBytes = 1 + 6 * 8 + 7 * 8 + 3 * 8;
+constexpr std::size_t kBatchBytes = 2 * 8;
 // Format version 5 ends the payload with the data record: a marker, five flags, the split's
 // seed and sizes, the node count and two hashes (version 4: three flags).
 constexpr std::size_t kDataRecordBytes = 1 + 5 + 8 + 3 * 8 + 3 * 8;
@@ -56,7 +58,7 @@ constexpr std::size_t kDataRecordBytes = 1 + 5 + 8 + 3 * 8 + 3 * 8;
 std::string saved_payload(const train::Trainer& trainer, const std::filesystem::path& dir) {
   train::save_checkpoint(dir / "saved.ckpt", trainer.checkpoint(), true);
   const std::string bytes = read_bytes(dir / "saved.ckpt");
-  REQUIRE(bytes[8] == 5);
+  REQUIRE(bytes[8] == 6);
   return bytes.substr(maskgat::test::kCheckpointHeader,
                       bytes.size() - maskgat::test::kCheckpointHeader - 8);
 }
@@ -140,7 +142,7 @@ TEST_SUITE("unit") {
     auto [payload, values] = short_run_payload(dir);
     CHECK(payload.substr(kOptionsBytes, 9) == std::string(9, '\0'));  // none, width 0
     CHECK(payload[kOptionsBytes + 9] == 1);                           // receptive field
-    payload.erase(kOptionsBytes, 10);
+    payload.erase(kOptionsBytes, 10 + kBatchBytes);
     payload.resize(payload.size() - kDataRecordBytes);
     write_bytes(dir / "v1.ckpt", maskgat::test::frame_checkpoint(payload, 1));
     const train::Checkpoint loaded = train::load_checkpoint(dir / "v1.ckpt");
@@ -170,8 +172,10 @@ TEST_SUITE("unit") {
     std::string payload = read_bytes(dir / "v5.ckpt");
     payload = payload.substr(maskgat::test::kCheckpointHeader,
                              payload.size() - maskgat::test::kCheckpointHeader - 8);
-    // Version 4: the record without the largest-component and per-class flags.
+    // Version 4: the options without the mini-batch fields, the record without the
+    // largest-component and per-class flags.
     std::string v4 = payload;
+    v4.erase(kOptionsBytes + 10, kBatchBytes);
     v4.erase(v4.size() - kDataRecordBytes + 4, 2);
     write_bytes(dir / "v4.ckpt", maskgat::test::frame_checkpoint(v4, 4));
     const train::Checkpoint old = train::load_checkpoint(dir / "v4.ckpt");
@@ -180,14 +184,15 @@ TEST_SUITE("unit") {
     CHECK(old.data->preparation.split_sizes == loaded.data->preparation.split_sizes);
     std::string flag = payload;
     flag[flag.size() - kDataRecordBytes + 1] = 3;  // the undirected flag
-    write_bytes(dir / "flag.ckpt", maskgat::test::frame_checkpoint(flag, 5));
+    write_bytes(dir / "flag.ckpt", maskgat::test::frame_checkpoint(flag, 6));
     CHECK_THROWS_WITH_AS(train::load_checkpoint(dir / "flag.ckpt"),
                          doctest::Contains("data record flag 3, expected 0 or 1"),
                          maskgat::ParseError);
     std::string marker = payload;
     marker[marker.size() - kDataRecordBytes] = 0;  // no record, but its bytes follow
-    write_bytes(dir / "marker.ckpt", maskgat::test::frame_checkpoint(marker, 5));
+    write_bytes(dir / "marker.ckpt", maskgat::test::frame_checkpoint(marker, 6));
     CHECK_THROWS_AS(train::load_checkpoint(dir / "marker.ckpt"), maskgat::ParseError);
+    payload.erase(kOptionsBytes + 10, kBatchBytes);
     payload.resize(payload.size() - kDataRecordBytes);
     write_bytes(dir / "v3.ckpt", maskgat::test::frame_checkpoint(payload, 3));
     CHECK_FALSE(train::load_checkpoint(dir / "v3.ckpt").data);
@@ -246,11 +251,11 @@ TEST_SUITE("unit") {
     auto [payload, values] = short_run_payload(dir);
     std::string flagged = payload;
     flagged[kOptionsBytes + 9] = 2;
-    write_bytes(dir / "flag.ckpt", maskgat::test::frame_checkpoint(flagged, 5));
+    write_bytes(dir / "flag.ckpt", maskgat::test::frame_checkpoint(flagged, 6));
     CHECK_THROWS_WITH_AS(train::load_checkpoint(dir / "flag.ckpt"),
                          doctest::Contains("receptive-field flag 2, expected 0 or 1"),
                          maskgat::ParseError);
-    payload.erase(kOptionsBytes + 9, 1);
+    payload.erase(kOptionsBytes + 9, 1 + kBatchBytes);
     payload.resize(payload.size() - kDataRecordBytes);
     write_bytes(dir / "v2.ckpt", maskgat::test::frame_checkpoint(payload, 2));
     const train::Checkpoint loaded = train::load_checkpoint(dir / "v2.ckpt");
@@ -268,7 +273,7 @@ TEST_SUITE("unit") {
       std::string changed = payload;
       changed[kOptionsBytes] = static_cast<char>(kind);
       std::memcpy(changed.data() + kOptionsBytes + 1, &dims, sizeof(dims));
-      write_bytes(dir / "bad.ckpt", maskgat::test::frame_checkpoint(changed, 5));
+      write_bytes(dir / "bad.ckpt", maskgat::test::frame_checkpoint(changed, 6));
       return dir / "bad.ckpt";
     };
     REQUIRE(train::load_checkpoint(with_encoding(2, 4)).options.positional.dims == 4);
@@ -310,12 +315,12 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(train::load_checkpoint(bad),
                          doctest::Contains("checksum mismatch: the file is corrupt"),
                          maskgat::ParseError);
-    for (const int version : {0, 6}) {
+    for (const int version : {0, 7}) {
       std::string versioned = bytes;
       versioned[8] = static_cast<char>(version);
       write_bytes(bad, versioned);
       const std::string expected =
-          "format version " + std::to_string(version) + ", this build reads versions 1 to 5";
+          "format version " + std::to_string(version) + ", this build reads versions 1 to 6";
       CHECK_THROWS_WITH_AS(train::load_checkpoint(bad), doctest::Contains(expected.c_str()),
                            maskgat::ParseError);
     }
