@@ -25,7 +25,7 @@ constexpr std::int64_t kChunk = 64;
 
 // out = in .* d, element k of the row-major layout scaled by d(k).
 template <typename T>
-void apply_mask(const RowMatrix<T>& in, const DropoutKey& key, const char* where,
+void apply_mask(const Eigen::Ref<const RowMatrix<T>>& in, const DropoutKey& key, const char* where,
                 RowMatrix<T>& out) {
   const ops::detail::DropoutMask<T> mask(where, key);
   ops::detail::resize_buffer(out, in.rows(), in.cols());
@@ -84,15 +84,17 @@ Index compress_kept(const Index* inner, const T* values, const std::uint8_t* kep
 }  // namespace
 
 template <typename T>
-void dropout(const RowMatrix<T>& x, const DropoutKey& key, RowMatrix<T>& out) {
-  apply_mask(x, key, "dropout", out);
+void dropout(const Eigen::Ref<const RowMatrix<std::type_identity_t<T>>>& x, const DropoutKey& key, RowMatrix<T>& out) {
+  apply_mask<T>(x, key, "dropout", out);
 }
 
 template <typename T>
-void dropout(const RowSparse<T>& x, const DropoutKey& key, RowSparse<T>& out) {
+void dropout(const Eigen::Ref<const RowSparse<std::type_identity_t<T>>>& x, const DropoutKey& key, RowSparse<T>& out) {
   const ops::detail::DropoutMask<T> mask("dropout", key);
   if (!x.isCompressed()) throw InvalidArgument("dropout: the sparse input is not compressed");
-  if (&x == &out) throw InvalidArgument("dropout: the sparse output must not be the input");
+  if (x.outerIndexPtr() != nullptr && x.outerIndexPtr() == out.outerIndexPtr()) {
+    throw InvalidArgument("dropout: the sparse output must not be the input");
+  }
   using Index = typename RowSparse<T>::StorageIndex;
   out.resize(x.rows(), x.cols());
   out.resizeNonZeros(x.nonZeros());  // keeps its capacity from call to call
@@ -146,13 +148,17 @@ void dropout(const RowSparse<T>& x, const DropoutKey& key, RowSparse<T>& out) {
 
 template <typename T>
 void dropout_backward(const RowMatrix<T>& grad_out, const DropoutKey& key, RowMatrix<T>& grad_x) {
-  apply_mask(grad_out, key, "dropout_backward", grad_x);
+  apply_mask<T>(grad_out, key, "dropout_backward", grad_x);
 }
 
-template void dropout<float>(const RowMatrix<float>&, const DropoutKey&, RowMatrix<float>&);
-template void dropout<double>(const RowMatrix<double>&, const DropoutKey&, RowMatrix<double>&);
-template void dropout<float>(const RowSparse<float>&, const DropoutKey&, RowSparse<float>&);
-template void dropout<double>(const RowSparse<double>&, const DropoutKey&, RowSparse<double>&);
+template void dropout<float>(const Eigen::Ref<const RowMatrix<float>>&, const DropoutKey&,
+                             RowMatrix<float>&);
+template void dropout<double>(const Eigen::Ref<const RowMatrix<double>>&, const DropoutKey&,
+                              RowMatrix<double>&);
+template void dropout<float>(const Eigen::Ref<const RowSparse<float>>&, const DropoutKey&,
+                             RowSparse<float>&);
+template void dropout<double>(const Eigen::Ref<const RowSparse<double>>&, const DropoutKey&,
+                              RowSparse<double>&);
 template void dropout_backward<float>(const RowMatrix<float>&, const DropoutKey&,
                                       RowMatrix<float>&);
 template void dropout_backward<double>(const RowMatrix<double>&, const DropoutKey&,

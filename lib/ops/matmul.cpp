@@ -144,7 +144,7 @@ template <typename T, int kWidth>
 // sum as it is (a sum from +0 never is -0), and in whole-graph training most nodes' gradients are
 // zero, as no loss term reaches them.
 template <typename T>
-void scatter_weighted_rows(const RowSparse<T>& x, const RowMatrix<T>& grad_out,
+void scatter_weighted_rows(const Eigen::Map<const RowSparse<T>>& x, const RowMatrix<T>& grad_out,
                            Eigen::Ref<RowMatrix<T>>& grad_weight) {
   const Index* outer = x.outerIndexPtr();
   const Index* inner = x.innerIndexPtr();
@@ -235,7 +235,7 @@ void matmul(InputRef<T> x, const Eigen::Ref<const RowMatrix<T>>& weight, RowMatr
   detail::resize_buffer(out, x.rows(), weight.cols());
   maskgat::detail::for_each_block(x.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
     if (x.is_sparse()) {
-      const RowSparse<T>& sparse = x.sparse();
+      const auto sparse = x.sparse();
       const Index* outer = sparse.outerIndexPtr();
       for (std::int64_t i = begin; i < end; ++i) {
         sum_weighted_rows<T>(weight, sparse.innerIndexPtr() + outer[i],

@@ -85,11 +85,11 @@ void export_case(const std::filesystem::path& dir, const Case& c, const std::str
   json.raw(",");
   json.key("x");
   if (c.x.is_sparse()) {
-    const auto& sparse = c.x.sparse();
+    const auto sparse = c.x.sparse();
     RowMatrix<float> triplets(sparse.nonZeros(), 3);
     std::int64_t k = 0;
     for (std::int64_t row = 0; row < sparse.outerSize(); ++row) {
-      for (maskgat::RowSparse<float>::InnerIterator it(sparse, row); it; ++it, ++k) {
+      for (decltype(sparse)::InnerIterator it(sparse, row); it; ++it, ++k) {
         triplets(k, 0) = static_cast<float>(it.row());
         triplets(k, 1) = static_cast<float>(it.col());
         triplets(k, 2) = it.value();

@@ -32,44 +32,72 @@ using RowMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMaj
 template <typename T>
 using RowSparse = Eigen::SparseMatrix<T, Eigen::RowMajor>;
 
-/// A non-owning view of a layer input: a dense or a sparse N x F matrix. Converts implicitly from
-/// either, so a layer's first projection takes sparse features as they are, never densified.
-/// The viewed matrix must outlive the view.
+/// A non-owning view of a layer input: a dense or a sparse N x F matrix, in memory or in a mapped
+/// file. Converts implicitly from either matrix type (and from maps of them), so a layer's first
+/// projection takes sparse features as they are, never densified. The viewed data must outlive
+/// the view.
 template <typename T>
 class InputRef {
  public:
+  /// A dense matrix's view.
+  using DenseMap = Eigen::Map<const RowMatrix<T>>;
+  /// A sparse matrix's view (CSR; uncompressed matrices keep their per-row counts).
+  using SparseMap = Eigen::Map<const RowSparse<T>>;
+
   /// Views a dense matrix.
   /// @param dense N x F; must outlive the view
-  InputRef(const RowMatrix<T>& dense) noexcept
-      : dense_(&dense) {}  // NOLINT(google-explicit-constructor)
+  InputRef(const RowMatrix<T>& dense) noexcept  // NOLINT(google-explicit-constructor)
+      : InputRef(DenseMap(dense.data(), dense.rows(), dense.cols())) {}
   /// Views a sparse matrix.
   /// @param sparse N x F; must outlive the view
-  InputRef(const RowSparse<T>& sparse) noexcept
-      : sparse_(&sparse) {}  // NOLINT(google-explicit-constructor)
+  InputRef(const RowSparse<T>& sparse) noexcept  // NOLINT(google-explicit-constructor)
+      : InputRef(SparseMap(sparse.rows(), sparse.cols(), sparse.nonZeros(),
+                           sparse.outerIndexPtr(), sparse.innerIndexPtr(), sparse.valuePtr(),
+                           sparse.innerNonZeroPtr())) {}
+  /// Views dense values held elsewhere (e.g. a mapped file).
+  /// @param dense N x F, row-major; its data must outlive the view
+  InputRef(const DenseMap& dense) noexcept  // NOLINT(google-explicit-constructor)
+      : rows_(dense.rows()), cols_(dense.cols()), values_(dense.data()) {}
+  /// Views CSR arrays held elsewhere (e.g. a mapped file).
+  /// @param sparse N x F; its arrays must outlive the view
+  InputRef(const SparseMap& sparse) noexcept  // NOLINT(google-explicit-constructor)
+      : sparse_(true),
+        rows_(sparse.rows()),
+        cols_(sparse.cols()),
+        nonzeros_(sparse.nonZeros()),
+        outer_(sparse.outerIndexPtr()),
+        inner_(sparse.innerIndexPtr()),
+        inner_nonzeros_(sparse.innerNonZeroPtr()),
+        values_(sparse.valuePtr()) {}
 
   /// Whether the viewed matrix is sparse.
-  /// @return true for a `RowSparse` view, false for a `RowMatrix` view
-  [[nodiscard]] bool is_sparse() const noexcept { return sparse_ != nullptr; }
+  /// @return true for a sparse view, false for a dense one
+  [[nodiscard]] bool is_sparse() const noexcept { return sparse_; }
   /// The number of rows.
   /// @return N, the number of nodes
-  [[nodiscard]] std::int64_t rows() const noexcept {
-    return is_sparse() ? sparse_->rows() : dense_->rows();
-  }
+  [[nodiscard]] std::int64_t rows() const noexcept { return rows_; }
   /// The number of columns.
   /// @return F, the number of features
-  [[nodiscard]] std::int64_t cols() const noexcept {
-    return is_sparse() ? sparse_->cols() : dense_->cols();
-  }
+  [[nodiscard]] std::int64_t cols() const noexcept { return cols_; }
   /// The dense matrix; only valid when `!is_sparse()`.
   /// @return the viewed N x F matrix
-  [[nodiscard]] const RowMatrix<T>& dense() const noexcept { return *dense_; }
+  [[nodiscard]] DenseMap dense() const noexcept { return DenseMap(values_, rows_, cols_); }
   /// The sparse matrix; only valid when `is_sparse()`.
   /// @return the viewed N x F matrix
-  [[nodiscard]] const RowSparse<T>& sparse() const noexcept { return *sparse_; }
+  [[nodiscard]] SparseMap sparse() const noexcept {
+    return SparseMap(rows_, cols_, nonzeros_, outer_, inner_, values_, inner_nonzeros_);
+  }
 
  private:
-  const RowMatrix<T>* dense_ = nullptr;
-  const RowSparse<T>* sparse_ = nullptr;
+  using Index = typename RowSparse<T>::StorageIndex;
+  bool sparse_ = false;
+  Eigen::Index rows_ = 0;
+  Eigen::Index cols_ = 0;
+  Eigen::Index nonzeros_ = 0;
+  const Index* outer_ = nullptr;
+  const Index* inner_ = nullptr;
+  const Index* inner_nonzeros_ = nullptr;
+  const T* values_ = nullptr;
 };
 
 }  // namespace maskgat
