@@ -295,7 +295,7 @@ double model_mb(const Dataset& dataset, const maskgat::train::TrainOptions& opti
   const auto out_heads = static_cast<double>(model.output_heads);
   const auto classes = static_cast<double>(dataset.num_classes());
   const double features = dataset.features.is_sparse()
-                              ? 16.0 * static_cast<double>(dataset.features.sparse().nonZeros())
+                              ? 16.0 * static_cast<double>(dataset.features.view().sparse().nonZeros())
                               : 8.0 * n * static_cast<double>(dataset.features.cols());
   const double per_edge = 32.0 + 9.0 * (heads + out_heads);
   const double per_node = 20.0 * width + 16.0 * heads + 16.0 * out_heads * classes +
@@ -313,7 +313,7 @@ Work epoch_work(const Dataset& dataset, const maskgat::train::TrainOptions& opti
   const double keep = 1.0 - model.dropout;
   const double feature_entries =
       dataset.features.is_sparse()
-          ? static_cast<double>(dataset.features.sparse().nonZeros()) * keep
+          ? static_cast<double>(dataset.features.view().sparse().nonZeros()) * keep
           : n * static_cast<double>(dataset.features.cols());
   const double feature_bytes = dataset.features.is_sparse() ? 8.0 : 4.0;
   Work work;

@@ -82,12 +82,13 @@ void normalize_features(Dataset& dataset, FeatureNormalization rule) {
   FeatureMatrix& features = dataset.features;
   bool normalize = rule == FeatureNormalization::kRows;
   if (rule == FeatureNormalization::kAuto) {
-    if (features.is_sparse()) {
-      const auto& sparse = features.sparse();
+    const InputRef<float> values = features.view();
+    if (values.is_sparse()) {
+      const auto sparse = values.sparse();
       normalize = std::none_of(sparse.valuePtr(), sparse.valuePtr() + sparse.nonZeros(),
                                [](float value) { return value < 0.0F; });
     } else {
-      normalize = features.dense().size() == 0 || features.dense().minCoeff() >= 0.0F;
+      normalize = values.dense().size() == 0 || values.dense().minCoeff() >= 0.0F;
     }
     if (!normalize) {
       dataset.notes.push_back("features have negative entries, so rows are not normalised");

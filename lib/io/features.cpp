@@ -1,9 +1,11 @@
 #include "maskgat/io/features.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "core/detail/parallel.hpp"
 #include "io/detail/assemble.hpp"
 #include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
@@ -14,6 +16,8 @@ namespace {
 constexpr std::string_view kReader = "features";
 // Stored sparse at or below this fraction of nonzeros: sparse x dense then beats dense GEMM.
 constexpr double kSparseDensity = 0.10;
+// Rows per task of `select_rows`: a constant, so tasks do not depend on the thread count.
+constexpr std::int64_t kSelectBlock = 1024;
 
 bool looks_like_data(const std::vector<std::string_view>& fields) {
   for (std::size_t k = 1; k < fields.size(); ++k) {
@@ -46,22 +50,30 @@ FeatureMatrix to_matrix(const std::vector<float>& values, std::int64_t rows, std
 
 }  // namespace
 
-std::int64_t FeatureMatrix::rows() const noexcept {
-  return std::visit([](const auto& m) { return static_cast<std::int64_t>(m.rows()); }, values_);
+InputRef<float> FeatureMatrix::view() const noexcept {
+  switch (values_.index()) {
+    case 0:
+      return InputRef<float>(std::get<SparseFeatures>(values_));
+    case 1:
+      return InputRef<float>(std::get<DenseFeatures>(values_));
+    default:
+      return std::get<MappedFeatures>(values_).values;
+  }
 }
 
-std::int64_t FeatureMatrix::cols() const noexcept {
-  return std::visit([](const auto& m) { return static_cast<std::int64_t>(m.cols()); }, values_);
-}
+std::int64_t FeatureMatrix::rows() const noexcept { return view().rows(); }
+
+std::int64_t FeatureMatrix::cols() const noexcept { return view().cols(); }
 
 std::int64_t FeatureMatrix::nonzeros() const noexcept {
-  if (is_sparse()) {
-    const auto& m = sparse();
+  const InputRef<float> values = view();
+  if (values.is_sparse()) {
+    const auto m = values.sparse();
     std::int64_t count = 0;
     for (Eigen::Index k = 0; k < m.nonZeros(); ++k) count += m.valuePtr()[k] != 0.0F ? 1 : 0;
     return count;
   }
-  return static_cast<std::int64_t>((dense().array() != 0.0F).count());
+  return static_cast<std::int64_t>((values.dense().array() != 0.0F).count());
 }
 
 double FeatureMatrix::density() const noexcept {
@@ -69,7 +81,18 @@ double FeatureMatrix::density() const noexcept {
   return total > 0 ? static_cast<double>(nonzeros()) / total : 0.0;
 }
 
+void FeatureMatrix::copy_into_memory() {
+  if (!is_mapped()) return;
+  const InputRef<float> values = view();
+  if (values.is_sparse()) {
+    values_ = SparseFeatures(values.sparse());
+  } else {
+    values_ = DenseFeatures(values.dense());
+  }
+}
+
 void FeatureMatrix::normalize_rows() {
+  copy_into_memory();
   if (is_sparse()) {
     auto& m = std::get<SparseFeatures>(values_);
     for (Eigen::Index r = 0; r < m.outerSize(); ++r) {
@@ -94,6 +117,7 @@ void FeatureMatrix::scale_columns(std::int64_t first, std::span<const float> fac
                           std::to_string(first + count - 1) + " of a matrix with " +
                           std::to_string(cols()) + " columns");
   }
+  copy_into_memory();
   if (is_sparse()) {
     auto& m = std::get<SparseFeatures>(values_);
     for (Eigen::Index r = 0; r < m.outerSize(); ++r) {
@@ -115,34 +139,41 @@ FeatureMatrix FeatureMatrix::select_rows(std::span<const NodeId> rows) const {
                             std::to_string(this->rows()) + ")");
     }
   }
-  const auto count = static_cast<Eigen::Index>(rows.size());
-  if (!is_sparse()) {
-    const auto& m = dense();
+  const auto count = static_cast<std::int64_t>(rows.size());
+  const InputRef<float> values = view();
+  const auto source_row = [&](std::int64_t k) {
+    return static_cast<Eigen::Index>(rows[static_cast<std::size_t>(k)]);
+  };
+  if (!values.is_sparse()) {
+    const auto m = values.dense();
     DenseFeatures selected(count, m.cols());
-    for (Eigen::Index k = 0; k < count; ++k)
-      selected.row(k) = m.row(rows[static_cast<std::size_t>(k)]);
+    detail::for_each_block(count, kSelectBlock, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t k = begin; k < end; ++k) selected.row(k) = m.row(source_row(k));
+    });
     return FeatureMatrix(std::move(selected));
   }
-  // Filled as compressed CSR arrays: Eigen's reserve-and-insert path reads past its per-row
-  // counts when there are no rows (AddressSanitizer, Eigen 3.4).
-  const auto& m = sparse();
+  // Filled as compressed CSR arrays (Eigen's reserve-and-insert path reads past its per-row
+  // counts when there are no rows, AddressSanitizer, Eigen 3.4): the rows' counts, their prefix
+  // sums, then each row's entries copied in parallel.
+  const auto m = values.sparse();
+  const auto* outer = m.outerIndexPtr();
   SparseFeatures selected(count, m.cols());
-  std::int64_t entries = 0;
-  for (const NodeId row : rows) {
-    for (SparseFeatures::InnerIterator it(m, row); it; ++it) ++entries;
+  auto* selected_outer = selected.outerIndexPtr();
+  selected_outer[0] = 0;
+  for (std::int64_t k = 0; k < count; ++k) {
+    const auto row = source_row(k);
+    selected_outer[k + 1] = selected_outer[k] + (outer[row + 1] - outer[row]);
   }
-  selected.resizeNonZeros(entries);
-  auto* outer = selected.outerIndexPtr();
-  std::int64_t next = 0;
-  outer[0] = 0;
-  for (Eigen::Index k = 0; k < count; ++k) {
-    for (SparseFeatures::InnerIterator it(m, rows[static_cast<std::size_t>(k)]); it; ++it) {
-      selected.innerIndexPtr()[next] = static_cast<int>(it.col());
-      selected.valuePtr()[next] = it.value();
-      ++next;
+  selected.resizeNonZeros(selected_outer[count]);
+  detail::for_each_block(count, kSelectBlock, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t k = begin; k < end; ++k) {
+      const auto row = source_row(k);
+      std::copy(m.innerIndexPtr() + outer[row], m.innerIndexPtr() + outer[row + 1],
+                selected.innerIndexPtr() + selected_outer[k]);
+      std::copy(m.valuePtr() + outer[row], m.valuePtr() + outer[row + 1],
+                selected.valuePtr() + selected_outer[k]);
     }
-    outer[k + 1] = static_cast<int>(next);
-  }
+  });
   return FeatureMatrix(std::move(selected));
 }
 

@@ -470,10 +470,10 @@ FeatureMatrix append_columns(const FeatureMatrix& features, const RowMatrix<floa
   const std::int64_t dims = block.cols();
   if (!features.is_sparse()) {
     DenseFeatures out(n, width + dims);
-    out << features.dense(), block;
+    out << features.view().dense(), block;
     return FeatureMatrix(std::move(out));
   }
-  const SparseFeatures& sparse = features.sparse();
+  const auto sparse = features.view().sparse();
   // Eigen indexes a sparse matrix's entries and columns with its StorageIndex (int).
   constexpr auto kMaxIndex = std::numeric_limits<SparseFeatures::StorageIndex>::max();
   if (width + dims > kMaxIndex || sparse.nonZeros() + n * dims > kMaxIndex) {
@@ -486,12 +486,12 @@ FeatureMatrix append_columns(const FeatureMatrix& features, const RowMatrix<floa
   std::vector<std::int32_t> row_sizes(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
     std::int64_t stored = dims;
-    for (SparseFeatures::InnerIterator it(sparse, i); it; ++it) ++stored;
+    for (decltype(sparse)::InnerIterator it(sparse, i); it; ++it) ++stored;
     row_sizes[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(stored);
   }
   out.reserve(row_sizes);
   for (std::int64_t i = 0; i < n; ++i) {
-    for (SparseFeatures::InnerIterator it(sparse, i); it; ++it)
+    for (decltype(sparse)::InnerIterator it(sparse, i); it; ++it)
       out.insert(i, it.col()) = it.value();
     for (std::int64_t c = 0; c < dims; ++c) out.insert(i, width + c) = block(i, c);
   }
