@@ -27,6 +27,7 @@
 #include "maskgat/io/output_file.hpp"
 #include "maskgat/io/planetoid.hpp"
 #include "maskgat/io/splits.hpp"
+#include "maskgat/io/store.hpp"
 #include "maskgat/io/synthetic.hpp"
 #include "maskgat/nn/dot_attention_conv.hpp"
 #include "maskgat/nn/dropout.hpp"

@@ -27,19 +27,11 @@ struct OwnedArrays {
 // Rows per task of the checks: a constant, so the tasks do not depend on the thread count.
 constexpr std::int64_t kCheckBlock = 1 << 16;
 
-// Runs `check(begin, end)` over fixed blocks of [0, count) in parallel; each returns the first
-// problem of its block, if any, and the first block's problem is thrown, so the message is the
-// same on any number of threads.
+// Runs `check(begin, end)` over fixed blocks of [0, count) in parallel and throws the first
+// block's problem, so the message is the same on any number of threads.
 template <typename Check>
 void check_blocks(std::int64_t count, Check&& check) {
-  const std::int64_t blocks = (count + kCheckBlock - 1) / kCheckBlock;
-  std::vector<std::optional<std::string>> problems(static_cast<std::size_t>(blocks));
-  detail::for_each_block(count, kCheckBlock, [&](std::int64_t begin, std::int64_t end) {
-    problems[static_cast<std::size_t>(begin / kCheckBlock)] = check(begin, end);
-  });
-  for (const auto& problem : problems) {
-    if (problem) invalid(*problem);
-  }
+  if (auto problem = detail::first_problem(count, kCheckBlock, check)) invalid(*problem);
 }
 
 // Checks one CSR view: `offsets` (`name`) has N + 1 entries, starts at 0, ends at `ids.size()`

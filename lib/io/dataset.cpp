@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/detail/normalization.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/bgl.hpp"
 #include "maskgat/graph/build.hpp"
@@ -78,22 +79,26 @@ std::filesystem::path resolve_data_dir(const std::optional<std::filesystem::path
   return fallback;
 }
 
+bool detail::normalizes_rows(FeatureNormalization rule, bool has_negative, Notes& notes) {
+  if (rule != FeatureNormalization::kAuto) return rule == FeatureNormalization::kRows;
+  if (has_negative) notes.push_back("features have negative entries, so rows are not normalised");
+  return !has_negative;
+}
+
 void normalize_features(Dataset& dataset, FeatureNormalization rule) {
   FeatureMatrix& features = dataset.features;
-  bool normalize = rule == FeatureNormalization::kRows;
+  bool has_negative = false;
   if (rule == FeatureNormalization::kAuto) {
     const InputRef<float> values = features.view();
     if (values.is_sparse()) {
       const auto sparse = values.sparse();
-      normalize = std::none_of(sparse.valuePtr(), sparse.valuePtr() + sparse.nonZeros(),
-                               [](float value) { return value < 0.0F; });
+      has_negative = std::any_of(sparse.valuePtr(), sparse.valuePtr() + sparse.nonZeros(),
+                                 [](float value) { return value < 0.0F; });
     } else {
-      normalize = values.dense().size() == 0 || values.dense().minCoeff() >= 0.0F;
-    }
-    if (!normalize) {
-      dataset.notes.push_back("features have negative entries, so rows are not normalised");
+      has_negative = values.dense().size() > 0 && values.dense().minCoeff() < 0.0F;
     }
   }
+  const bool normalize = detail::normalizes_rows(rule, has_negative, dataset.notes);
   if (normalize) features.normalize_rows();
   dataset.preparation.rows_normalized = normalize;
 }

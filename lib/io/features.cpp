@@ -7,6 +7,7 @@
 
 #include "core/detail/parallel.hpp"
 #include "io/detail/assemble.hpp"
+#include "io/detail/normalization.hpp"
 #include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
 
@@ -103,10 +104,13 @@ void FeatureMatrix::normalize_rows() {
     }
     return;
   }
-  auto& m = std::get<DenseFeatures>(values_);
-  for (Eigen::Index r = 0; r < m.rows(); ++r) {
-    const float sum = m.row(r).sum();
-    if (sum != 0.0F) m.row(r) /= sum;
+  detail::normalize_dense_rows(std::get<DenseFeatures>(values_));
+}
+
+void detail::normalize_dense_rows(DenseFeatures& rows) {
+  for (Eigen::Index r = 0; r < rows.rows(); ++r) {
+    const float sum = rows.row(r).sum();
+    if (sum != 0.0F) rows.row(r) /= sum;
   }
 }
 

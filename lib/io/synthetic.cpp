@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "core/detail/parallel.hpp"
+#include "io/detail/normalization.hpp"
+#include "io/detail/store_files.hpp"
 #include "io/detail/text.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/core/random.hpp"
+#include "maskgat/io/store.hpp"
 
 namespace maskgat {
 namespace {
@@ -87,7 +90,10 @@ std::string canonical_spec(const SyntheticOptions& options) {
          ",homophily=" + format_number(options.homophily);
 }
 
-void validate(const SyntheticOptions& options, const Limits& limits, const std::string& name) {
+// Checks the options and the limits; `in_memory`: the features are built as one array, which
+// the array limit bounds (a store is written a block at a time).
+void validate(const SyntheticOptions& options, const Limits& limits, const std::string& name,
+              bool in_memory) {
   if (options.nodes < 1) {
     throw InvalidArgument("synthetic: nodes must be positive, got " +
                           std::to_string(options.nodes));
@@ -134,7 +140,7 @@ void validate(const SyntheticOptions& options, const Limits& limits, const std::
   }
   // nodes and features are both below 2^31 here, so the product fits.
   const std::int64_t values = options.nodes * options.features;
-  if (values > limits.max_array_elements) {
+  if (in_memory && values > limits.max_array_elements) {
     throw LimitError(kReader, name, 0,
                      std::to_string(values) + " feature values: over the array limit of " +
                          std::to_string(limits.max_array_elements) +
@@ -246,39 +252,61 @@ Structure make_structure(const SyntheticOptions& options) {
   return s;
 }
 
-// Destination-major CSR: each node's in-degree target is its weight's share of N·D, rounded
-// up or down at random so the expected total is exactly N·D; each row then draws its sources.
-Graph make_graph(const SyntheticOptions& options, const Structure& s, const Limits& limits,
-                 const std::string& name) {
-  const auto n = static_cast<std::size_t>(options.nodes);
-  double total_weight = 0.0;
-  for (const double w : s.weights) total_weight += w;
-  const double scale = static_cast<double>(options.nodes) * options.degree / total_weight;
-  const auto max_in_degree = static_cast<EdgeId>(options.nodes - 1);
-
-  std::vector<EdgeId> offsets(n + 1, 0);
-  for_each_node(n, [&](std::size_t first, std::size_t last) {
-    for (std::size_t i = first; i != last; ++i) {
-      const double expected = s.weights[i] * scale;
-      const double u = unit(counter_hash(options.seed, kStreamRounding, i));
-      const auto target = static_cast<EdgeId>(std::floor(expected + u));
-      offsets[i + 1] = std::min(target, max_in_degree);
-    }
-  });
-  for (std::size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
-  if (offsets[n] > limits.max_edges) {
-    throw LimitError(kReader, name, 0,
-                     std::to_string(offsets[n]) + " edges: over the edge limit of " +
-                         std::to_string(limits.max_edges) + " (raise it with --max-edges)");
+// Each node's in-degree target is its weight's share of N·D, rounded up or down at random so the
+// expected total is exactly N·D, capped at N - 1.
+class DegreeTargets {
+ public:
+  DegreeTargets(const SyntheticOptions& options, const Structure& s) : options_(&options), s_(&s) {
+    double total_weight = 0.0;
+    for (const double w : s.weights) total_weight += w;
+    scale_ = static_cast<double>(options.nodes) * options.degree / total_weight;
   }
 
-  std::vector<NodeId> sources(static_cast<std::size_t>(offsets[n]));
-  std::vector<EdgeId> kept(n, 0);
+  [[nodiscard]] EdgeId operator()(std::size_t i) const {
+    const double expected = s_->weights[i] * scale_;
+    const double u = unit(counter_hash(options_->seed, kStreamRounding, i));
+    const auto target = static_cast<EdgeId>(std::floor(expected + u));
+    return std::min(target, static_cast<EdgeId>(options_->nodes - 1));
+  }
+
+ private:
+  const SyntheticOptions* options_;
+  const Structure* s_;
+  double scale_ = 0.0;
+};
+
+// Throws LimitError when the rows' targets add up to more than `limits.max_edges`.
+void check_edge_targets(const SyntheticOptions& options, const DegreeTargets& targets,
+                        const Limits& limits, const std::string& name) {
+  EdgeId total = 0;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(options.nodes); ++i) total += targets(i);
+  if (total > limits.max_edges) {
+    throw LimitError(kReader, name, 0,
+                     std::to_string(total) + " edges: over the edge limit of " +
+                         std::to_string(limits.max_edges) + " (raise it with --max-edges)");
+  }
+}
+
+// The in-edges of nodes [first, last): each row draws its sources, ascending, into `sources`
+// (the rows one after another) and its count into `counts[i - first]`. Rows fall short of their
+// target only when the candidate pool is too small. Parallel over nodes.
+void draw_rows(const SyntheticOptions& options, const Structure& s, const DegreeTargets& targets,
+               std::size_t first, std::size_t last, std::vector<EdgeId>& counts,
+               std::vector<NodeId>& sources) {
+  const std::size_t rows = last - first;
+  std::vector<EdgeId> offsets(rows + 1, 0);
+  for_each_node(rows, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t r = begin; r != end; ++r) offsets[r + 1] = targets(first + r);
+  });
+  for (std::size_t r = 0; r < rows; ++r) offsets[r + 1] += offsets[r];
+  sources.resize(static_cast<std::size_t>(offsets[rows]));
+  counts.assign(rows, 0);
   const double homophily = options.homophily;
   const auto all_size = static_cast<NodeId>(options.nodes);
-  const auto draw_rows = [&](std::size_t first, std::size_t last) {
-    for (std::size_t i = first; i != last; ++i) {
-      const EdgeId target = offsets[i + 1] - offsets[i];
+  for_each_node(rows, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t r = begin; r != end; ++r) {
+      const std::size_t i = first + r;
+      const EdgeId target = offsets[r + 1] - offsets[r];
       if (target == 0) continue;
       const auto node = static_cast<NodeId>(i);
       const auto label = static_cast<std::size_t>(s.labels[i]);
@@ -286,7 +314,7 @@ Graph make_graph(const SyntheticOptions& options, const Structure& s, const Limi
       const auto class_size =
           static_cast<NodeId>(s.class_offsets[label + 1] - s.class_offsets[label]);
       const std::uint64_t row_key = counter_hash(options.seed, kStreamEdges, i);
-      NodeId* row = sources.data() + offsets[i];
+      NodeId* row = sources.data() + offsets[r];
       const std::int64_t max_draws = kDrawsPerSlot * target + kExtraDraws;
       std::int64_t draws = 0;
       EdgeId filled = 0;
@@ -304,23 +332,33 @@ Graph make_graph(const SyntheticOptions& options, const Structure& s, const Limi
         std::sort(row, row + filled);
         filled = std::unique(row, row + filled) - row;
       }
-      kept[i] = filled;
+      counts[r] = filled;
     }
-  };
-  for_each_node(n, draw_rows);
-
+  });
   // Rows only shrink, so compacting front to back never overwrites unread entries.
   EdgeId write = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const EdgeId read = offsets[i];
+  for (std::size_t r = 0; r < rows; ++r) {
+    const EdgeId read = offsets[r];
     if (read != write) {
-      std::copy(sources.begin() + read, sources.begin() + read + kept[i], sources.begin() + write);
+      std::copy(sources.begin() + read, sources.begin() + read + counts[r],
+                sources.begin() + write);
     }
-    offsets[i] = write;
-    write += kept[i];
+    write += counts[r];
   }
-  offsets[n] = write;
   sources.resize(static_cast<std::size_t>(write));
+}
+
+// Destination-major CSR of every node's drawn in-edges.
+Graph make_graph(const SyntheticOptions& options, const Structure& s, const Limits& limits,
+                 const std::string& name) {
+  const DegreeTargets targets(options, s);
+  check_edge_targets(options, targets, limits, name);
+  const auto n = static_cast<std::size_t>(options.nodes);
+  std::vector<EdgeId> counts;
+  std::vector<NodeId> sources;
+  draw_rows(options, s, targets, 0, n, counts, sources);
+  std::vector<EdgeId> offsets(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) offsets[i + 1] = offsets[i] + counts[i];
   return Graph(options.nodes, std::move(offsets), std::move(sources));
 }
 
@@ -372,29 +410,56 @@ class Ziggurat {
   std::array<double, kLayers + 1> height_{};
 };
 
-DenseFeatures make_features(const SyntheticOptions& options, const Structure& s) {
-  const auto f = static_cast<std::size_t>(options.features);
-  const auto k = static_cast<std::size_t>(options.classes);
-  std::vector<float> means(k * f);
+// The class means of the features: i.i.d. N(0, kMeanVariance / F) entries, K x F.
+std::vector<float> class_means(const SyntheticOptions& options) {
+  std::vector<float> means(static_cast<std::size_t>(options.classes) *
+                           static_cast<std::size_t>(options.features));
   Rng mean_rng(counter_hash(options.seed, kStreamMeans, 0));
   const double spread = std::sqrt(kMeanVariance / static_cast<double>(options.features));
   for (float& mean : means) mean = static_cast<float>(spread * mean_rng.normal());
+  return means;
+}
 
+// The feature rows of nodes [first, last) into `rows` (row-major, F each): the class mean plus
+// unit Gaussian noise. Parallel over nodes.
+void fill_features(const SyntheticOptions& options, const Structure& s,
+                   const std::vector<float>& means, std::size_t first, std::size_t last,
+                   float* rows) {
+  const auto f = static_cast<std::size_t>(options.features);
   const Ziggurat normal;
-  DenseFeatures x(options.nodes, options.features);
-  for_each_node(static_cast<std::size_t>(options.nodes), [&](std::size_t first, std::size_t last) {
-    for (std::size_t i = first; i != last; ++i) {
+  for_each_node(last - first, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t r = begin; r != end; ++r) {
+      const std::size_t i = first + r;
       // A generator per row, seeded by the row id: the row's values do not depend on which
       // thread runs it.
       Rng rng(counter_hash(options.seed, kStreamNoise, i));
       const float* mean = means.data() + static_cast<std::size_t>(s.labels[i]) * f;
-      float* row = x.data() + i * f;
+      float* row = rows + r * f;
       for (std::size_t col = 0; col < f; ++col) {
         row[col] = mean[col] + static_cast<float>(normal(rng));
       }
     }
   });
+}
+
+DenseFeatures make_features(const SyntheticOptions& options, const Structure& s) {
+  DenseFeatures x(options.nodes, options.features);
+  fill_features(options, s, class_means(options), 0, static_cast<std::size_t>(options.nodes),
+                x.data());
   return x;
+}
+
+// Bytes of feature rows the store writer generates at a time.
+constexpr std::size_t kStoreBlockBytes = std::size_t{128} << 20;
+// Memory for each pass of the transpose the store writer builds.
+constexpr std::int64_t kTransposeBudget = std::int64_t{512} << 20;
+
+// The class names `0`..`K-1`.
+std::vector<std::string> class_names(std::int32_t classes) {
+  std::vector<std::string> names;
+  names.reserve(static_cast<std::size_t>(classes));
+  for (std::int32_t c = 0; c < classes; ++c) names.push_back(std::to_string(c));
+  return names;
 }
 
 }  // namespace
@@ -467,7 +532,7 @@ SyntheticOptions parse_synthetic_spec(std::string_view spec) {
 
 Dataset make_synthetic(const SyntheticOptions& options, const DatasetOptions& load) {
   const std::string name = canonical_spec(options);
-  validate(options, load.read.limits, name);
+  validate(options, load.read.limits, name, /*in_memory=*/true);
 
   const Structure structure = make_structure(options);
   Dataset dataset;
@@ -476,13 +541,99 @@ Dataset make_synthetic(const SyntheticOptions& options, const DatasetOptions& lo
   dataset.features = FeatureMatrix(make_features(options, structure));
   normalize_features(dataset, load.normalize_features);
   dataset.labels = structure.labels;
-  dataset.class_names.reserve(static_cast<std::size_t>(options.classes));
-  for (std::int32_t c = 0; c < options.classes; ++c)
-    dataset.class_names.push_back(std::to_string(c));
+  dataset.class_names = class_names(options.classes);
   dataset.node_names.reserve(static_cast<std::size_t>(options.nodes));
   for (std::int64_t i = 0; i < options.nodes; ++i) dataset.node_names.push_back(std::to_string(i));
   draw_split(dataset, load.split_sizes, options.seed);
   return dataset;
+}
+
+void write_synthetic_store(const SyntheticOptions& options, const DatasetOptions& load,
+                           const std::filesystem::path& dir, bool overwrite) {
+  const std::string name = canonical_spec(options);
+  validate(options, load.read.limits, name, /*in_memory=*/false);
+  const Structure structure = make_structure(options);
+  const DegreeTargets targets(options, structure);
+  check_edge_targets(options, targets, load.read.limits, name);
+  detail::StoreDirectory out(dir, overwrite);
+  const std::filesystem::path& path = out.path();
+  const auto n = static_cast<std::size_t>(options.nodes);
+  const auto f = static_cast<std::size_t>(options.features);
+  const std::size_t block =
+      std::clamp<std::size_t>(kStoreBlockBytes / (f * sizeof(float)), 1024, std::size_t{1} << 17);
+
+  // The rows, a block of nodes at a time.
+  std::vector<EdgeId> in_offsets(n + 1, 0);
+  detail::ArrayWriter sources_out(path, "in_sources", sizeof(NodeId));
+  std::vector<EdgeId> counts;
+  std::vector<NodeId> sources;
+  for (std::size_t first = 0; first < n; first += block) {
+    const std::size_t last = std::min(n, first + block);
+    draw_rows(options, structure, targets, first, last, counts, sources);
+    for (std::size_t r = 0; r < last - first; ++r) {
+      in_offsets[first + r + 1] = in_offsets[first + r] + counts[r];
+    }
+    sources_out.append<NodeId>(sources);
+  }
+  std::vector<detail::ArrayRecord> graph;
+  graph.push_back(detail::write_array<EdgeId>(path, "in_offsets", in_offsets));
+  graph.push_back(sources_out.finish());
+  {
+    const detail::MappedFile written(path / "in_sources.bin", graph[1].count * sizeof(NodeId));
+    detail::write_transpose(path, in_offsets, written.as<NodeId>(), kTransposeBudget, graph);
+  }
+
+  // The features, a block of rows at a time, row-normalised as `normalize_features` would: the
+  // rule's answer for the automatic rule is known only once every row is seen, so rows are
+  // written as stored and, should none be negative, written again normalised.
+  Dataset meta;
+  const auto write_features = [&](bool normalize) {
+    std::filesystem::remove(path / "features.bin");
+    detail::ArrayWriter features_out(path, "features", sizeof(float));
+    const std::vector<float> means = class_means(options);
+    DenseFeatures rows;
+    bool negative = false;
+    for (std::size_t first = 0; first < n; first += block) {
+      const std::size_t last = std::min(n, first + block);
+      rows.resize(static_cast<Eigen::Index>(last - first), options.features);
+      fill_features(options, structure, means, first, last, rows.data());
+      negative = negative || (rows.array() < 0.0F).any();
+      if (normalize) detail::normalize_dense_rows(rows);
+      features_out.append<float>(std::span<const float>(rows.data(), rows.size()));
+    }
+    return std::make_pair(features_out.finish(), negative);
+  };
+  const FeatureNormalization rule = load.normalize_features;
+  auto [features, negative] = write_features(rule == FeatureNormalization::kRows);
+  meta.preparation.rows_normalized = detail::normalizes_rows(rule, negative, meta.notes);
+  if (meta.preparation.rows_normalized && rule == FeatureNormalization::kAuto) {
+    features = write_features(true).first;
+  }
+
+  // Labels and the split, drawn as `make_synthetic` draws it.
+  meta.labels = structure.labels;
+  meta.class_names = class_names(options.classes);
+  draw_split(meta, load.split_sizes, options.seed);
+  std::vector<std::uint8_t> split(n);
+  for (std::size_t i = 0; i < n; ++i) split[i] = static_cast<std::uint8_t>(meta.split[i]);
+
+  detail::StoreHeader header;
+  header.name = name;
+  header.nodes = options.nodes;
+  header.edges = in_offsets.back();
+  header.features = options.features;
+  header.layout = detail::FeatureLayout::kDense;
+  header.feature_entries = options.nodes * options.features;
+  header.class_names = meta.class_names;
+  header.numeric_node_names = true;
+  header.notes = meta.notes;
+  header.preparation = meta.preparation;
+  header.arrays = std::move(graph);
+  header.arrays.push_back(detail::write_array<std::int32_t>(path, "labels", meta.labels));
+  header.arrays.push_back(detail::write_array<std::uint8_t>(path, "split", split));
+  header.arrays.push_back(features);
+  detail::write_store_header(path, header);
+  out.publish();
 }
 
 }  // namespace maskgat

@@ -7,15 +7,13 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "core/detail/binary_record.hpp"
 #include "io/detail/input_file.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/output_file.hpp"
 
 namespace maskgat::train {
 namespace {
-
-static_assert(std::endian::native == std::endian::little,
-              "checkpoints are written little-endian by copying bytes");
 
 constexpr std::string_view kMagic = "MGATCKPT";
 // Version 2 added the positional encoding after the seed; version 1 files (without one) still
@@ -28,89 +26,9 @@ constexpr std::string_view kMagic = "MGATCKPT";
 constexpr std::uint32_t kVersion = 6;
 constexpr std::uint32_t kOldestVersion = 1;
 
-std::uint64_t fnv1a(std::string_view bytes) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (const char byte : bytes) {
-    hash ^= static_cast<unsigned char>(byte);
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
-
-class Writer {
- public:
-  template <typename T>
-  void scalar(T value) {
-    bytes_.append(reinterpret_cast<const char*>(&value), sizeof(T));
-  }
-  void string(const std::string& text) {
-    scalar<std::uint64_t>(text.size());
-    bytes_ += text;
-  }
-  void floats(const std::vector<float>& values) {
-    scalar<std::uint64_t>(values.size());
-    bytes_.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
-  }
-  [[nodiscard]] const std::string& bytes() const { return bytes_; }
-
- private:
-  std::string bytes_;
-};
-
-// Reads the payload; every count is checked against the bytes left before allocating.
-class Reader {
- public:
-  Reader(std::string_view bytes, std::string path) : bytes_(bytes), path_(std::move(path)) {}
-
-  template <typename T>
-  T scalar() {
-    need(sizeof(T), "a value");
-    T value;
-    std::memcpy(&value, bytes_.data() + position_, sizeof(T));
-    position_ += sizeof(T);
-    return value;
-  }
-  std::string string() {
-    const auto size = count(1, "a string");
-    std::string text(bytes_.substr(position_, size));
-    position_ += size;
-    return text;
-  }
-  std::vector<float> floats() {
-    const auto size = count(sizeof(float), "an array");
-    std::vector<float> values(size);
-    // An empty vector's data() may be null, which memcpy must not get even for zero bytes.
-    if (size > 0) std::memcpy(values.data(), bytes_.data() + position_, size * sizeof(float));
-    position_ += size * sizeof(float);
-    return values;
-  }
-  // A count of items of `item_size` bytes that must all still be in the payload.
-  std::size_t count(std::size_t item_size, const char* what) {
-    const auto size = scalar<std::uint64_t>();
-    if (size > (bytes_.size() - position_) / item_size) {
-      fail(std::string(what) + " of " + std::to_string(size) + " items runs past the end");
-    }
-    return static_cast<std::size_t>(size);
-  }
-  [[noreturn]] void fail(const std::string& message) const {
-    throw ParseError("checkpoint", path_, 0,
-                     "at payload byte " + std::to_string(position_) + ": " + message);
-  }
-  void finish() const {
-    if (position_ != bytes_.size()) {
-      fail(std::to_string(bytes_.size() - position_) + " unexpected bytes after the last field");
-    }
-  }
-
- private:
-  void need(std::size_t size, const char* what) const {
-    if (bytes_.size() - position_ < size) fail(std::string(what) + " runs past the end");
-  }
-
-  std::string_view bytes_;
-  std::string path_;
-  std::size_t position_ = 0;
-};
+using detail::fnv1a;
+using Writer = detail::RecordWriter;
+using Reader = detail::RecordReader;
 
 void write_options(Writer& out, const TrainOptions& options) {
   const nn::ModelOptions& model = options.model;
@@ -476,7 +394,7 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Limits& limi
   std::memcpy(&checksum, rest.data() + size, sizeof(checksum));
   if (checksum != fnv1a(payload)) throw error("checksum mismatch: the file is corrupt");
 
-  Reader in(payload, where);
+  Reader in(payload, "checkpoint", where);
   Checkpoint checkpoint;
   checkpoint.options = read_options(in, version);
   checkpoint.dataset = in.string();

@@ -9,7 +9,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "maskgat/core/types.hpp"
 
@@ -115,6 +118,22 @@ void for_each_block(std::int64_t count, std::int64_t block, Fn&& fn) {
     return;
   }
   run_tasks(num_blocks, [&](std::int64_t k) { fn(k * block, std::min(count, (k + 1) * block)); });
+}
+
+// Runs `check(begin, end)` on the blocks of `for_each_block(count, block, ...)` in parallel; each
+// returns its block's first problem (a message) or nothing. Returns the first block's problem, so
+// the answer does not depend on the thread count.
+template <typename Check>
+std::optional<std::string> first_problem(std::int64_t count, std::int64_t block, Check&& check) {
+  std::vector<std::optional<std::string>> problems(
+      static_cast<std::size_t>(std::max<std::int64_t>((count + block - 1) / block, 0)));
+  for_each_block(count, block, [&](std::int64_t begin, std::int64_t end) {
+    problems[static_cast<std::size_t>(begin / block)] = check(begin, end);
+  });
+  for (auto& problem : problems) {
+    if (problem) return std::move(problem);
+  }
+  return std::nullopt;
 }
 
 }  // namespace maskgat::detail

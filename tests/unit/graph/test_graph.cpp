@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <memory>
 #include <vector>
 
 #include "maskgat/core/error.hpp"
@@ -59,6 +61,62 @@ TEST_SUITE("unit") {
                          "graph: weights has 2 entries, expected 1 (one per edge)",
                          maskgat::InvalidArgument);
     CHECK_THROWS_AS(Graph(-1, {0}, {}), maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("Graph over arrays held elsewhere checks every index it will read") {
+    // 0 -> 1, 1 -> 0, 1 -> 1: rows by destination and their transpose.
+    const std::vector<EdgeId> in_offsets{0, 1, 3};
+    const std::vector<NodeId> in_sources{1, 0, 1};
+    const std::vector<EdgeId> out_offsets{0, 1, 3};
+    const std::vector<NodeId> out_targets{1, 0, 1};
+    const std::vector<EdgeId> out_edge_ids{1, 0, 2};
+    const auto owner = std::make_shared<int>(0);
+    const auto graph_of = [&](Graph::Arrays arrays) { return Graph(2, arrays, owner); };
+    const Graph::Arrays good{in_offsets, in_sources, {}, out_offsets, out_targets, out_edge_ids};
+    const Graph graph = graph_of(good);
+    CHECK(graph.num_edges() == 3);
+    CHECK(graph.num_self_loops() == 1);
+    CHECK(graph.in_neighbors(1).size() == 2);
+    const Graph copy = graph;  // shares the arrays
+    CHECK(copy.in_sources().data() == in_sources.data());
+
+    Graph::Arrays arrays = good;
+    const std::vector<NodeId> far_targets{1, 0, 2};
+    arrays.out_targets = far_targets;
+    CHECK_THROWS_WITH_AS(graph_of(arrays),
+                         "graph: edge 2 has target 2, expected a node id in [0, 2)",
+                         maskgat::InvalidArgument);
+    const std::vector<NodeId> unsorted_targets{1, 1, 0};
+    arrays.out_targets = unsorted_targets;
+    CHECK_THROWS_WITH_AS(graph_of(arrays),
+                         "graph: targets of node 1 are not strictly increasing at edge 2 "
+                         "(duplicate or unsorted)",
+                         maskgat::InvalidArgument);
+    arrays = good;
+    const std::vector<EdgeId> far_edges{1, 3, 2};
+    arrays.out_edge_ids = far_edges;
+    CHECK_THROWS_WITH_AS(graph_of(arrays),
+                         "graph: transpose slot 1 has edge id 3, expected one in [0, 3)",
+                         maskgat::InvalidArgument);
+    arrays = good;
+    const std::vector<EdgeId> short_edges{1, 0};
+    arrays.out_edge_ids = short_edges;
+    CHECK_THROWS_WITH_AS(graph_of(arrays),
+                         "graph: the transpose holds 3 targets and 2 edge ids, expected 3 (one "
+                         "per edge)",
+                         maskgat::InvalidArgument);
+    arrays = good;
+    const std::vector<EdgeId> decreasing{0, 3, 2};
+    arrays.out_offsets = decreasing;
+    CHECK_THROWS_WITH_AS(graph_of(arrays),
+                         "graph: out_offsets must start at 0 and end at 3 (the number of edges), "
+                         "got 0 and 2",
+                         maskgat::InvalidArgument);
+    const std::vector<float> nan_weights{1.0F, std::nanf(""), 1.0F};
+    arrays = good;
+    arrays.weights = nan_weights;
+    CHECK_THROWS_WITH_AS(graph_of(arrays), "graph: edge weights must be finite",
+                         maskgat::InvalidArgument);
   }
 
   TEST_CASE("Graph default is empty") {
