@@ -32,6 +32,8 @@
 #include <tbb/parallel_for.h>
 
 #include <CLI/CLI.hpp>
+
+#include "../common/allocator.hpp"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -491,6 +493,7 @@ std::string quote(const std::string& text) { return "'" + text + "'"; }
 }  // namespace
 
 int main(int argc, char** argv) {
+  maskgat::app::keep_freed_memory();
   CLI::App app("maskgat-bench: training epochs and inference of the GAT paper's model",
                "maskgat-bench");
   std::string datasets = "limits,cora,citeseer,pubmed-shaped,synthetic:10000,synthetic:100000";

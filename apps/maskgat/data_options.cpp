@@ -12,6 +12,7 @@
 
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/npz.hpp"
+#include "maskgat/io/store.hpp"
 
 namespace maskgat::app {
 
@@ -111,6 +112,16 @@ void add_data_options(CLI::App& command, DataOptions& options) {
       "Graph in an npz archive (Shchur et al.'s layouts: plain arrays, or pickled scipy "
       "matrices); nodes are named by their row");
   npz->excludes(dataset)->excludes(graph);
+  auto* store = command.add_option(
+      "--store", options.store,
+      "A binary graph store written by maskgat convert: mapped, not parsed (--split, "
+      "--split-sizes, --split-per-class, --seed and --largest-component still apply)");
+  store->excludes(dataset)->excludes(graph)->excludes(npz);
+  command
+      .add_flag("--verify", options.verify_store,
+                "With --store: also verify the features' checksums, reading every page of them "
+                "(the other arrays' are always verified)")
+      ->needs(store);
   command.add_option("--format", files.format, "Graph file format")
       ->check(CLI::IsMember({"auto", "edgelist", "graphml", "dot"}))
       ->capture_default_str()
@@ -183,9 +194,10 @@ void add_data_options(CLI::App& command, DataOptions& options) {
                   "Reader limit: nesting in GraphML and DOT files")
       ->check(integer_at_least(1))
       ->capture_default_str();
-  command.callback([dataset, graph, npz] {
-    if (dataset->count() == 0 && graph->count() == 0 && npz->count() == 0) {
-      throw CLI::RequiredError("--dataset, --graph or --npz");
+  command.callback([dataset, graph, npz, store] {
+    if (dataset->count() == 0 && graph->count() == 0 && npz->count() == 0 &&
+        store->count() == 0) {
+      throw CLI::RequiredError("--dataset, --graph, --npz or --store");
     }
   });
 }
@@ -258,6 +270,32 @@ Dataset load_data_for_model(DataOptions& options, const std::optional<train::Dat
       (offers_as_given ? ", or pass --data-as-given to use the data as given" : ""));
 }
 
+namespace {
+
+// The store --store names, prepared as the options ask: only its largest component, and a split
+// drawn again when --seed, --split-sizes or --split-per-class is given (with the stored split's
+// sizes when none are).
+Dataset open_store_as_asked(const DataOptions& options) {
+  const DatasetOptions& load = options.load;
+  StoreOptions store;
+  store.verify_features = options.verify_store;
+  store.limits = load.read.limits;
+  Dataset dataset = open_store(options.store, store);
+  if (load.largest_component && !dataset.preparation.largest_component) {
+    keep_largest_component(dataset);
+  }
+  if (options.seed || load.split_sizes) {
+    std::optional<RandomSplitSizes> sizes = load.split_sizes;
+    if (!sizes && dataset.preparation.random_split) sizes = dataset.preparation.split_sizes;
+    std::erase_if(dataset.notes,
+                  [](const std::string& note) { return note.starts_with("random split:"); });
+    draw_split(dataset, sizes, load.seed);
+  }
+  return dataset;
+}
+
+}  // namespace
+
 Dataset load_data(DataOptions& options, const RunOptions& run,
                   const std::function<void(Dataset&)>& prepare) {
   const auto start = std::chrono::steady_clock::now();
@@ -284,7 +322,8 @@ Dataset load_data(DataOptions& options, const RunOptions& run,
   Dataset dataset = !options.dataset.empty() ? load_dataset(options.dataset, load)
                     : !options.npz.empty()
                         ? read_npz(options.npz, options.npz.filename().string(), load)
-                        : load_files(options.files, load);
+                    : !options.store.empty() ? open_store_as_asked(options)
+                                             : load_files(options.files, load);
   if (options.files.graph.empty() && !options.files.split.empty()) {
     read_split_into(dataset, options.files.split, load.read);  // own files read theirs above
   }
@@ -295,6 +334,7 @@ Dataset load_data(DataOptions& options, const RunOptions& run,
               "loaded " + dataset.name + " (" +
                   (!options.dataset.empty() ? options.source + " files in " + load.data_dir.string()
                    : !options.npz.empty()   ? std::string("npz archive")
+                   : !options.store.empty() ? "store " + options.store.string()
                                             : std::string("own files")) +
                   "): " + std::to_string(dataset.graph.num_nodes()) + " nodes, " +
                   std::to_string(dataset.graph.num_edges()) + " edges, " +

@@ -20,6 +20,8 @@ namespace maskgat::app {
 struct DataOptions {
   std::string dataset;
   std::filesystem::path npz;  // --npz: a graph in an npz archive
+  std::filesystem::path store;  // --store: a binary graph store, mapped
+  bool verify_store = false;    // --verify: also check the store's feature checksums
   std::optional<std::filesystem::path> data_dir;
   std::string source = "planetoid";
   FileSources files;
@@ -64,9 +66,9 @@ void say(const RunOptions& run, const std::string& line);
 // `line` on stderr with --verbose only.
 void say_verbose(const RunOptions& run, const std::string& line);
 
-// Registers `--dataset`, `--data-dir`, `--source`, `--graph`, `--format`, `--features`,
-// `--labels`, `--split`, `--undirected`, `--numeric-ids`, `--num-nodes`, `--strict`, `--seed`
-// and the reader limits on `command`.
+// Registers `--dataset`, `--data-dir`, `--source`, `--graph`, `--npz`, `--store`, `--verify`,
+// `--format`, `--features`, `--labels`, `--split`, `--undirected`, `--numeric-ids`,
+// `--num-nodes`, `--strict`, `--seed` and the reader limits on `command`.
 void add_data_options(CLI::App& command, DataOptions& options);
 
 // The data directory when neither `--data-dir` nor $MASKGAT_DATA_DIR gives one: the source

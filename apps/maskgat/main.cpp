@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "../common/allocator.hpp"
+#include "convert.hpp"
 #include "info.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/version.hpp"
@@ -91,6 +93,7 @@ bool explain_unknown(const CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  maskgat::app::keep_freed_memory();
   CLI::App app("MaskGAT: graph attention networks on sparse masked attention", "maskgat");
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("maskgat ") + maskgat::kVersion);
@@ -103,6 +106,8 @@ int main(int argc, char** argv) {
   maskgat::app::add_evaluate_command(app, evaluate);
   maskgat::app::PredictOptions predict;
   maskgat::app::add_predict_command(app, predict);
+  maskgat::app::ConvertOptions convert;
+  maskgat::app::add_convert_command(app, convert);
   for (CLI::App* command : app.get_subcommands({})) {
     const std::string examples = command->get_footer();
     command->footer(examples.empty() ? app.get_footer() : examples + "\n\n" + app.get_footer());
@@ -128,6 +133,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("train")) return maskgat::app::run_train(train);
     if (app.got_subcommand("evaluate")) return maskgat::app::run_evaluate(evaluate);
     if (app.got_subcommand("predict")) return maskgat::app::run_predict(predict);
+    if (app.got_subcommand("convert")) return maskgat::app::run_convert(convert);
   } catch (const maskgat::InvalidArgument& error) {
     std::cerr << "error: " << error.what() << '\n';
     return kExitUsage;

@@ -205,11 +205,12 @@ MiniBatch NeighborSampler::sample(std::span<const NodeId> outputs, std::uint64_t
       offsets.push_back(static_cast<EdgeId>(sources.size()));
     }
   }
-  // Every mask on all the batch's nodes: the rows beyond a layer's destinations hold their
-  // self-loop alone.
-  const auto nodes = static_cast<std::int64_t>(batch.nodes.size());
+  // Each mask on the nodes its layer reads, the first `destinations[l - 1]` (every node for the
+  // input layer): the rows beyond its own destinations hold their self-loop alone.
   for (std::int64_t layer = 0; layer < layers; ++layer) {
     const auto l = static_cast<std::size_t>(layer);
+    const std::int64_t nodes =
+        layer == 0 ? static_cast<std::int64_t>(batch.nodes.size()) : batch.destinations[l - 1];
     std::vector<EdgeId> offsets = std::move(row_offsets[l]);
     std::vector<NodeId> sources = std::move(row_sources[l]);
     offsets.reserve(static_cast<std::size_t>(nodes) + 1);

@@ -250,6 +250,10 @@ Dataset open_store(const fs::path& dir, const StoreOptions& options) {
     throw IoError(std::string(detail::kStoreReader) + ": " + dir.string() +
                   ": no such store (not a directory)");
   }
+  if (!fs::exists(dir / detail::kStoreHeaderFile, error)) {
+    throw IoError(std::string(detail::kStoreReader) + ": " + dir.string() +
+                  ": not a MaskGAT graph store (no header file; maskgat convert writes one)");
+  }
   const StoreHeader header = detail::read_store_header(dir, options.limits.max_file_bytes);
   const fs::path header_path = dir / detail::kStoreHeaderFile;
   const Limits& limits = options.limits;

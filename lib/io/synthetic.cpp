@@ -548,8 +548,8 @@ Dataset make_synthetic(const SyntheticOptions& options, const DatasetOptions& lo
   return dataset;
 }
 
-void write_synthetic_store(const SyntheticOptions& options, const DatasetOptions& load,
-                           const std::filesystem::path& dir, bool overwrite) {
+EdgeId write_synthetic_store(const SyntheticOptions& options, const DatasetOptions& load,
+                             const std::filesystem::path& dir, bool overwrite) {
   const std::string name = canonical_spec(options);
   validate(options, load.read.limits, name, /*in_memory=*/false);
   const Structure structure = make_structure(options);
@@ -634,6 +634,7 @@ void write_synthetic_store(const SyntheticOptions& options, const DatasetOptions
   header.arrays.push_back(features);
   detail::write_store_header(path, header);
   out.publish();
+  return header.edges;
 }
 
 }  // namespace maskgat

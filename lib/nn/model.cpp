@@ -82,17 +82,18 @@ using maskgat::detail::kRowBlock;
 // slower; exp - 1 loses relative precision only where ELU(z) is tiny, an absolute error of an ulp
 // of 1). Parallel over fixed row blocks.
 template <typename T>
-void elu(const RowMatrix<T>& z, RowMatrix<T>& out) {
-  maskgat::ops::detail::resize_buffer(out, z.rows(), z.cols());
-  maskgat::detail::for_each_block(z.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+void elu(const RowMatrix<T>& z, std::int64_t rows, RowMatrix<T>& out) {
+  maskgat::ops::detail::resize_buffer(out, rows, z.cols());
+  maskgat::detail::for_each_block(rows, kRowBlock, [&](std::int64_t begin, std::int64_t end) {
     const auto block = z.middleRows(begin, end - begin).array();
     out.middleRows(begin, end - begin).array() = block.max(T(0)) + (block.min(T(0)).exp() - T(1));
   });
 }
 
+// grad *= ELU'(z), on grad's rows (the first rows of z).
 template <typename T>
 void multiply_by_elu_derivative(const RowMatrix<T>& z, RowMatrix<T>& grad) {
-  maskgat::detail::for_each_block(z.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+  maskgat::detail::for_each_block(grad.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
     grad.middleRows(begin, end - begin).array() *=
         z.middleRows(begin, end - begin).array().min(T(0)).exp();
   });
@@ -122,7 +123,8 @@ struct BasicModel<T>::Impl {
     rows = {};
   }
 
-  // Points layer l at `given[l]`, after checking there is one per layer, on the same nodes.
+  // Points layer l at `given[l]`, after checking there is one per layer, each on at most the
+  // nodes of the one before.
   void use(std::span<const Graph> given, const char* where) {
     if (given.size() != layers.size()) {
       throw InvalidArgument(std::string(where) + ": " + std::to_string(given.size()) +
@@ -130,10 +132,11 @@ struct BasicModel<T>::Impl {
     }
     masks.clear();
     for (const Graph& mask : given) {
-      if (mask.num_nodes() != given.front().num_nodes()) {
+      if (!masks.empty() && mask.num_nodes() > masks.back()->num_nodes()) {
         throw InvalidArgument(std::string(where) + ": mask " + std::to_string(masks.size()) +
-                              " has " + std::to_string(mask.num_nodes()) + " nodes, mask 0 has " +
-                              std::to_string(given.front().num_nodes()));
+                              " has " + std::to_string(mask.num_nodes()) + " nodes, more than mask " +
+                              std::to_string(masks.size() - 1) + "'s " +
+                              std::to_string(masks.back()->num_nodes()));
       }
       masks.push_back(&mask);
     }
@@ -254,7 +257,7 @@ const RowMatrix<T>& BasicModel<T>::run_forward(InputRef<T> x, Mode mode, Rng& rn
       if (train && !x.is_sparse()) dropout(x.dense(), s.input_dropout[0], s.dense_input);
     } else {
       RowMatrix<T>& input = s.inputs[index];
-      elu(s.outputs[index - 1], input);
+      elu(s.outputs[index - 1], s.masks[index]->num_nodes(), input);
       if (train) dropout(input, s.input_dropout[index], input);
     }
     std::visit(
@@ -287,6 +290,13 @@ void BasicModel<T>::run_backward(InputRef<T> x, const RowMatrix<T>& grad_logits)
     if (index == 0) break;
     dropout_backward(grad_input, s.input_dropout[index], grad_input);
     multiply_by_elu_derivative(s.outputs[index - 1], grad_input);
+    // Layer index read the first rows of the layer below's output; the others get no gradient.
+    const std::int64_t below = s.masks[index - 1]->num_nodes();
+    if (grad_input.rows() < below) {
+      const std::int64_t read = grad_input.rows();
+      grad_input.conservativeResize(below, Eigen::NoChange);
+      grad_input.bottomRows(below - read).setZero();
+    }
     grad_out = &grad_input;
   }
 }
@@ -309,7 +319,7 @@ const RowMatrix<T>& BasicModel<T>::forward_layer(std::int64_t layer, const Graph
       },
       s.layers[index]);
   if (index + 1 == s.layers.size()) return s.outputs[index];
-  elu(s.outputs[index], s.inputs[index + 1]);
+  elu(s.outputs[index], s.outputs[index].rows(), s.inputs[index + 1]);
   return s.inputs[index + 1];
 }
 

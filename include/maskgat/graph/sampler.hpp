@@ -18,16 +18,19 @@ namespace maskgat {
 /// Local node k stands for `nodes[k]`. The outputs come first (`nodes[outputs[b]]` is the b-th
 /// output), then the nodes each layer adds, in the order they were reached, so layer l's
 /// destination rows, the nodes whose layer-l output the next layer reads, are the first
-/// `destinations[l]` local nodes. In `masks[l]` each of those rows holds its sampled in-edges and
-/// its self-loop; every other row holds only its self-loop (a GAT layer then needs no loops of
-/// its own, and those rows cost one coefficient each). Sources are ascending local ids within a
-/// row. `BasicModel::forward(masks, ...)` on the rows of the input at `nodes` gives the outputs'
-/// logits at `outputs`.
+/// `destinations[l]` local nodes, and the nodes layer l reads are the first `destinations[l - 1]`
+/// (all of `nodes` for the input layer). `masks[l]` is on those nodes: each destination row holds
+/// its sampled in-edges and its self-loop, every other row only its self-loop (a GAT layer then
+/// needs no loops of its own, and those rows cost one coefficient each). Sources are ascending
+/// local ids within a row. `BasicModel::forward(masks, ...)` on the rows of the input at `nodes`
+/// gives the outputs' logits at `outputs`.
 struct MiniBatch {
-  std::vector<NodeId> nodes;                ///< the original id of every local node
-  std::vector<NodeId> outputs;              ///< local id of each output, in the order given
-  std::vector<std::int64_t> destinations;   ///< per layer, input layer first: its row count
-  std::vector<Graph> masks;                 ///< per layer, input layer first, on `nodes.size()`
+  std::vector<NodeId> nodes;               ///< the original id of every local node
+  std::vector<NodeId> outputs;             ///< local id of each output, in the order given
+  std::vector<std::int64_t> destinations;  ///< per layer, input layer first: its row count
+  /// Per layer, input layer first: `masks[0]` on every node, `masks[l]` on the first
+  /// `destinations[l - 1]`.
+  std::vector<Graph> masks;
 };
 
 /// Samples the in-neighbourhoods a mini-batch's outputs need, one layer at a time from the output

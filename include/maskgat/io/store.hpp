@@ -56,10 +56,11 @@ MASKGAT_EXPORT void write_store(const Dataset& dataset, const std::filesystem::p
 /// @param load    `split_sizes` and `read.limits`, as for `make_synthetic`
 /// @param dir     the store's directory, as for `write_store`
 /// @param overwrite as for `write_store`
+/// @return the edges written
 /// @throws what `make_synthetic` and `write_store` throw.
-MASKGAT_EXPORT void write_synthetic_store(const SyntheticOptions& options,
-                                          const DatasetOptions& load,
-                                          const std::filesystem::path& dir, bool overwrite);
+MASKGAT_EXPORT EdgeId write_synthetic_store(const SyntheticOptions& options,
+                                            const DatasetOptions& load,
+                                            const std::filesystem::path& dir, bool overwrite);
 
 /// Opens the store in `dir` by mapping its arrays read-only: the graph and the features are read
 /// in place (the returned dataset keeps the mappings alive, as do its copies); labels, split and

@@ -115,21 +115,25 @@ class MASKGAT_EXPORT BasicModel {
   void backward(const Graph& mask, InputRef<T> x, const RowMatrix<T>& grad_logits);
 
   /// As `forward(mask, ...)`, with layer l attending over `masks[l]`: how a training step runs
-  /// over the receptive field of the training nodes (`masks::receptive_subgraph`), where each
-  /// layer needs its outputs on fewer rows than the one before.
-  /// @param masks one mask per layer, `conv1`'s first, all on the same N nodes
-  /// @param x    N x F features, dense or sparse
+  /// over the receptive field of the training nodes (`masks::receptive_subgraph`) or a sampled
+  /// mini-batch (`NeighborSampler`), where each layer needs its outputs on fewer rows than the one
+  /// before. A mask may hold fewer nodes than the one before: layer l + 1 then reads the first
+  /// `masks[l + 1].num_nodes()` rows of layer l's output (a mini-batch's nodes are numbered so
+  /// that each layer's are the first).
+  /// @param masks one mask per layer, `conv1`'s first, each on at most the nodes of the one before
+  /// @param x    N x F features, dense or sparse, N the first mask's nodes
   /// @param mode as in `forward(mask, ...)`
   /// @param rng  as in `forward(mask, ...)`
-  /// @return the logits (N x K) of every node; valid until the next `forward`
+  /// @return the logits of every node of the last mask (its N' x K); valid until the next
+  ///         `forward`
   /// @throws InvalidArgument as `forward(mask, ...)`, and when `masks` does not hold one mask per
-  ///         layer or the masks differ in node count.
+  ///         layer or a mask holds more nodes than the one before.
   const RowMatrix<T>& forward(std::span<const Graph> masks, InputRef<T> x, Mode mode, Rng& rng);
 
   /// `backward` after `forward(masks, ...)`.
   /// @param masks       the last forward's masks
   /// @param x           the last forward's input
-  /// @param grad_logits dL/dlogits, N x K
+  /// @param grad_logits dL/dlogits, N' x K (the last mask's nodes)
   /// @throws InvalidArgument when `grad_logits` is not N x K or `masks` is not as in `forward`.
   void backward(std::span<const Graph> masks, InputRef<T> x, const RowMatrix<T>& grad_logits);
 
