@@ -25,6 +25,16 @@
 // attention, and the bytes of the feature reads and per-edge gathers), so a run can be set against
 // the `limits`. `ms_inference_node` is the inference of node 0 alone, on its receptive field
 // (`Trainer::predict_probabilities(nodes)`), as a service answering for one node would run it.
+//
+// Graphs beyond whole-graph training, on the synthetic graph of N nodes (in-degree 10, 128
+// features, 10 classes) with 10 % of its nodes for training and 1 % each for validation and test,
+// kept as a binary graph store under --store-dir (built by `store:N` first):
+//   store:N     writes the store (`write_synthetic_store`): seconds, bytes, peak RSS;
+//   open:N      maps it (`open_store`, every check but the features' checksums) and, beside it,
+//               parses the same graph from a text edge list (written once next to the store);
+//   sampled:N   mini-batch training epochs (batch 1024, fanouts 10,10) on the store: training
+//               nodes per second, feature bytes gathered per second, peak RSS;
+//   layerwise:N layer-wise inference over all N nodes (chunks of 16384 rows), peak RSS.
 
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -39,6 +49,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -52,12 +64,14 @@
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/io/dataset.hpp"
 #include "maskgat/io/splits.hpp"
+#include "maskgat/io/store.hpp"
 #include "maskgat/io/synthetic.hpp"
 #include "maskgat/nn/dot_attention_conv.hpp"
 #include "maskgat/nn/gat_conv.hpp"
 #include "maskgat/nn/gatv2_conv.hpp"
 #include "maskgat/ops/attention.hpp"
 #include "maskgat/ops/matmul.hpp"
+#include "maskgat/train/layerwise.hpp"
 #include "maskgat/train/trainer.hpp"
 #include "maskgat/transforms/positional.hpp"
 
@@ -76,6 +90,7 @@ struct Measurement {
   std::int64_t threads = 1;
   std::int64_t epochs = 20;
   std::string data_dir;
+  std::string store_dir;
 };
 
 Dataset pubmed_shaped(const std::string& data_dir) {
@@ -404,10 +419,139 @@ int measure_sequence(const Measurement& m) {
   return 0;
 }
 
+// The large-graph measurements: the synthetic graph of `nodes` nodes in a store.
+constexpr std::int64_t kBatchSize = 1024;
+
+maskgat::SyntheticOptions large_graph(std::int64_t nodes) {
+  maskgat::SyntheticOptions options;
+  options.nodes = nodes;
+  options.degree = 10.0;
+  options.features = 128;
+  options.classes = 10;
+  return options;
+}
+
+std::filesystem::path store_path(const Measurement& m, std::int64_t nodes) {
+  return std::filesystem::path(m.store_dir) / ("synthetic-" + std::to_string(nodes) + ".store");
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double peak_rss_mb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+// Reader limits wide enough for the large graphs (10^8 edges, 1.28 x 10^9 feature values).
+maskgat::Limits large_limits() {
+  maskgat::Limits limits;
+  limits.max_edges = std::int64_t{1} << 31;
+  limits.max_array_elements = std::int64_t{1} << 34;
+  return limits;
+}
+
+int measure_large(const Measurement& m) {
+  const tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
+                                  static_cast<std::size_t>(m.threads));
+  const std::size_t colon = m.dataset.find(':');
+  const std::string kind = m.dataset.substr(0, colon);
+  const std::int64_t nodes = std::stoll(m.dataset.substr(colon + 1));
+  const std::filesystem::path store = store_path(m, nodes);
+  nlohmann::ordered_json line = {{"bench", kind}, {"nodes", nodes}, {"threads", m.threads}};
+  const auto start = std::chrono::steady_clock::now();
+  if (kind == "store") {
+    std::filesystem::create_directories(m.store_dir);
+    maskgat::DatasetOptions load;
+    load.read.limits = large_limits();
+    load.split_sizes = maskgat::RandomSplitSizes{nodes / 100, nodes / 100, nodes / 100};
+    const maskgat::EdgeId edges =
+        maskgat::write_synthetic_store(large_graph(nodes), load, store, true);
+    line["edges"] = edges;
+    line["seconds"] = seconds_since(start);
+    std::uintmax_t bytes = 0;
+    for (const auto& file : std::filesystem::directory_iterator(store)) bytes += file.file_size();
+    line["store_gb"] = static_cast<double>(bytes) / 1e9;
+  } else if (kind == "open") {
+    maskgat::StoreOptions options;
+    options.limits = large_limits();
+    const Dataset dataset = maskgat::open_store(store, options);
+    line["edges"] = dataset.graph.num_edges();
+    line["seconds"] = seconds_since(start);
+    line["peak_rss_mb"] = peak_rss_mb();
+    // The same graph as a text edge list, parsed as `maskgat --graph FILE --numeric-ids` does.
+    const std::filesystem::path text = store.string() + ".edges.txt";
+    if (!std::filesystem::exists(text)) {
+      std::ofstream out(text);
+      const auto offsets = dataset.graph.in_offsets();
+      const auto sources = dataset.graph.in_sources();
+      for (std::size_t i = 0; i + 1 < offsets.size(); ++i) {
+        for (auto e = offsets[i]; e < offsets[i + 1]; ++e) {
+          out << sources[static_cast<std::size_t>(e)] << ' ' << i << '\n';
+        }
+      }
+    }
+    maskgat::FileSources files;
+    files.graph = text;
+    files.numeric_ids = true;
+    files.num_nodes = nodes;
+    maskgat::DatasetOptions load;
+    load.read.limits = large_limits();
+    const auto parse_start = std::chrono::steady_clock::now();
+    const Dataset parsed = maskgat::load_files(files, load);
+    line["parse_seconds"] = seconds_since(parse_start);
+    line["parse_edges"] = parsed.graph.num_edges();
+  } else if (kind == "sampled" || kind == "layerwise") {
+    maskgat::StoreOptions options;
+    options.limits = large_limits();
+    const Dataset dataset = maskgat::open_store(store, options);
+    line["open_seconds"] = seconds_since(start);
+    maskgat::train::TrainOptions train = maskgat::train::paper_recipe("synthetic");
+    train.batch_size = kBatchSize;
+    train.fanouts = {10, 10};
+    train.patience = 0;
+    train.epochs = kind == "sampled" ? m.epochs : 1;
+    maskgat::train::Trainer trainer(dataset, train);
+    if (kind == "sampled") {
+      std::vector<double> seconds;
+      std::int64_t rows = 0;
+      // Epochs only: the validation pass after each is not part of the figure.
+      trainer.fit([&](const maskgat::train::EpochStats& stats) {
+        seconds.push_back(stats.train_milliseconds / 1e3);
+        rows = stats.input_rows;
+      });
+      const double epoch = median(seconds);
+      const auto train_nodes =
+          static_cast<double>(dataset.nodes_in(maskgat::SplitPart::kTrain).size());
+      line["train_nodes"] = train_nodes;
+      line["seconds_per_epoch"] = epoch;
+      line["train_nodes_per_s"] = train_nodes / epoch;
+      line["batch_rows"] = static_cast<double>(rows) / std::ceil(train_nodes / kBatchSize);
+      line["gathered_gb_per_s"] =
+          static_cast<double>(rows) * static_cast<double>(dataset.features.cols()) * 4.0 / epoch /
+          1e9;
+    } else {
+      const auto inference_start = std::chrono::steady_clock::now();
+      const maskgat::RowMatrix<float> logits =
+          maskgat::train::layerwise_logits(trainer.model(), dataset.graph, dataset.features);
+      line["seconds"] = seconds_since(inference_start);
+      line["rows"] = logits.rows();
+    }
+  }
+  line["peak_rss_mb"] = std::max(line.value("peak_rss_mb", 0.0), peak_rss_mb());
+  std::cout << line.dump() << std::endl;
+  return 0;
+}
+
 // Runs one measurement in this process and prints its JSON line.
 int measure(const Measurement& m) {
   if (m.dataset == "limits") return measure_limits(m.threads, m.epochs);
   if (m.dataset.rfind("sequence:", 0) == 0) return measure_sequence(m);
+  for (const char* kind : {"store:", "open:", "sampled:", "layerwise:"}) {
+    if (m.dataset.rfind(kind, 0) == 0) return measure_large(m);
+  }
   const tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
                                   static_cast<std::size_t>(m.threads));
   const Dataset dataset = load(m);
@@ -518,6 +662,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--data-dir", data_dir, "Data directory (default: $MASKGAT_DATA_DIR, datasets/)");
+  std::string store_dir = (std::filesystem::temp_directory_path() / "maskgat-bench-stores").string();
+  app.add_option("--store-dir", store_dir,
+                 "Where store:N writes the large graphs' stores and open:, sampled: and "
+                 "layerwise: read them")
+      ->capture_default_str();
   app.add_flag("--child", child, "Run one measurement in this process")->group("");
   CLI11_PARSE(app, argc, argv);
 
@@ -528,7 +677,7 @@ int main(int argc, char** argv) {
           .string();
   try {
     if (child) {
-      return measure({datasets, attention, std::stoll(threads), epochs, dir});
+      return measure({datasets, attention, std::stoll(threads), epochs, dir, store_dir});
     }
   } catch (const std::exception& error) {
     std::cerr << "maskgat-bench: " << error.what() << '\n';
@@ -547,7 +696,7 @@ int main(int argc, char** argv) {
         const std::string command = quote(argv[0]) + " --child --dataset " + quote(dataset) +
                                     " --attention " + quote(kind) + " --threads " + count +
                                     " --epochs " + std::to_string(epochs) + " --data-dir " +
-                                    quote(dir);
+                                    quote(dir) + " --store-dir " + quote(store_dir);
         std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
         std::string output;
         char buffer[4096];
@@ -567,6 +716,11 @@ int main(int argc, char** argv) {
                     << std::setw(16) << line["ms_forward"].get<double>() << std::setw(14)
                     << std::setprecision(0) << line["peak_rss_mb"].get<double>() << "("
                     << line["entries"].get<std::int64_t>() << " entries)\n";
+          continue;
+        }
+        if (line.contains("nodes") && !line.contains("dataset")) {
+          // A large-graph measurement: its own fields.
+          std::cerr << line.dump() << '\n';
           continue;
         }
         if (limits) {

@@ -343,6 +343,7 @@ struct Trainer::Impl {
   struct Update {
     double loss = 0.0;
     double accuracy = 0.0;
+    std::int64_t input_rows = 0;
   };
 
   // One Adam step on `step`: forward, loss over its training nodes, backward, and the update of
@@ -372,6 +373,7 @@ struct Trainer::Impl {
                   "; lower the learning rate or check the features");
     }
     optimizer.step(values, grads);
+    update.input_rows = step.input.rows();
     return update;
   }
 
@@ -415,6 +417,7 @@ struct Trainer::Impl {
       const auto weight = static_cast<double>(batch.outputs.size());
       total.loss += update.loss * weight;
       total.accuracy += update.accuracy * weight;
+      total.input_rows += update.input_rows;
     }
     total.loss /= static_cast<double>(order.size());
     total.accuracy /= static_cast<double>(order.size());
@@ -526,6 +529,7 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
     const Impl::Update update = s.sampler ? s.train_batches(epoch) : s.optimize(s.step(), epoch);
     stats.train_loss = update.loss;
     stats.train_accuracy = update.accuracy;
+    stats.input_rows = update.input_rows;
     stats.train_milliseconds = elapsed_ms(start);
 
     if (!s.val_nodes.empty()) {

@@ -128,6 +128,9 @@ struct EpochStats {
   double val_accuracy = 0.0;        ///< evaluation pass (no dropout)
   double milliseconds = 0.0;        ///< training step plus evaluation pass
   double train_milliseconds = 0.0;  ///< the training step alone (forward, backward, Adam)
+  /// Rows of the input the epoch's steps read: with mini-batches the batches' nodes, summed
+  /// (their features are gathered once per batch), else the rows of the one step's input.
+  std::int64_t input_rows = 0;
   bool improved = false;            ///< the patience counter was reset
   bool checkpoint = false;          ///< these parameters became the best ones
 };
