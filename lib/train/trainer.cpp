@@ -11,8 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include <tbb/task_group.h>
-
+#include "core/detail/parallel.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/graph/sampler.hpp"
@@ -95,7 +94,8 @@ struct Field {
 // The fanouts mini-batches sample with: the options', or every in-neighbour in every layer.
 std::vector<std::int64_t> batch_fanouts(const TrainOptions& options) {
   const std::int64_t layers = options.model.layers;
-  if (options.fanouts.empty()) return std::vector<std::int64_t>(static_cast<std::size_t>(layers), -1);
+  if (options.fanouts.empty())
+    return std::vector<std::int64_t>(static_cast<std::size_t>(layers), -1);
   if (static_cast<std::int64_t>(options.fanouts.size()) != layers) {
     throw InvalidArgument("train: " + std::to_string(options.fanouts.size()) +
                           " fanouts for a model of " + std::to_string(layers) +
@@ -363,8 +363,8 @@ struct Trainer::Impl {
       throw Error("train: the training loss is " + std::to_string(update.loss) + " at " + where +
                   "; lower the learning rate or check the features");
     }
-    update.accuracy = ConfusionMatrix(dataset->num_classes(), step.labels,
-                                      predict_classes(logits), step.train_nodes)
+    update.accuracy = ConfusionMatrix(dataset->num_classes(), step.labels, predict_classes(logits),
+                                      step.train_nodes)
                           .accuracy();
     step.backward(grad_logits);
     const auto grads = step_parameters.grads();
@@ -389,13 +389,15 @@ struct Trainer::Impl {
     const auto size = static_cast<std::size_t>(options.batch_size);
     const std::size_t batches = (order.size() + size - 1) / size;
     const auto outputs = [&](std::size_t b) {
-      return std::span<const NodeId>(order).subspan(b * size, std::min(size, order.size() - b * size));
+      return std::span<const NodeId>(order).subspan(b * size,
+                                                    std::min(size, order.size() - b * size));
     };
     const FeatureMatrix& all_input = features(nn::Mode::kTrain);
     MiniBatch next;
-    tbb::task_group sampling;
+    detail::BackgroundTask sampling;
     const auto sample = [&](std::size_t b) {
-      sampling.run([&, b] { next = sampler->sample(outputs(b), static_cast<std::uint64_t>(epoch)); });
+      sampling.run(
+          [&, b] { next = sampler->sample(outputs(b), static_cast<std::uint64_t>(epoch)); });
     };
     sample(0);
     Update total;
@@ -409,11 +411,11 @@ struct Trainer::Impl {
       for (std::size_t k = 0; k < labels.size(); ++k) {
         labels[k] = dataset->labels[static_cast<std::size_t>(batch.nodes[k])];
       }
-      const Step step{batch.masks.front(), batch.masks, batch_input.view(), labels, batch.outputs, model,
-                      {}};
-      const Update update = optimize(step, "epoch " + std::to_string(epoch) + ", batch " +
-                                               std::to_string(b + 1) + " of " +
-                                               std::to_string(batches));
+      const Step step{
+          batch.masks.front(), batch.masks, batch_input.view(), labels, batch.outputs, model, {}};
+      const Update update =
+          optimize(step, "epoch " + std::to_string(epoch) + ", batch " + std::to_string(b + 1) +
+                             " of " + std::to_string(batches));
       const auto weight = static_cast<double>(batch.outputs.size());
       total.loss += update.loss * weight;
       total.accuracy += update.accuracy * weight;
@@ -488,7 +490,7 @@ struct Trainer::Impl {
   RowMatrix<float> grad_logits;
   FeatureMatrix input;        // with the positional encoding; 0 x 0 without one
   FeatureMatrix train_input;  // `input` with this step's sign flips (Laplacian encodings, no field)
-  std::optional<NeighborSampler> sampler;    // with mini-batches
+  std::optional<NeighborSampler> sampler;   // with mini-batches
   std::unique_ptr<TrainingField> training;  // when training steps run on a field
   std::optional<Field> val_field;           // the validation nodes', when validation runs on it
   // Without fields, with `receptive_field` set: the rows of the whole graph that the training and

@@ -6,20 +6,22 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
+#include <tbb/task_group.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "maskgat/core/types.hpp"
 
 // ThreadSanitizer cannot see the synchronisation inside Debian's oneTBB (an uninstrumented
 // library), so it would take every handover of data between a caller and its tasks for a race.
-// Under TSan, `run_tasks` states those edges itself: everything before a parallel loop happens
-// before each task, and each task before everything after the loop.
+// Under TSan, `run_tasks` and `BackgroundTask` state those edges themselves: everything before a
+// task starts happens before it, and the task before everything after the wait for it.
 #if defined(__SANITIZE_THREAD__)
 #define MASKGAT_TSAN 1
 #elif defined(__has_feature)
@@ -62,6 +64,42 @@ void run_tasks(std::int64_t count, Task&& task) {
   __tsan_acquire(&after);
 #endif
 }
+
+// One task at a time beside the caller: `run(fn)` starts `fn` in a oneTBB task, `wait()` returns
+// when it has finished (rethrowing what it threw). Leaving scope without `wait()` (when the caller
+// throws) cancels and waits for the task.
+class BackgroundTask {
+ public:
+  template <typename Fn>
+  void run(Fn&& fn) {
+#ifdef MASKGAT_TSAN
+    __tsan_release(&before_);
+#endif
+    group_.run([this, fn = std::forward<Fn>(fn)] {
+#ifdef MASKGAT_TSAN
+      __tsan_acquire(&before_);
+#endif
+      fn();
+#ifdef MASKGAT_TSAN
+      __tsan_release(&after_);
+#endif
+    });
+  }
+
+  void wait() {
+    group_.wait();
+#ifdef MASKGAT_TSAN
+    __tsan_acquire(&after_);
+#endif
+  }
+
+ private:
+  tbb::task_group group_;
+#ifdef MASKGAT_TSAN
+  char before_ = 0;
+  char after_ = 0;
+#endif
+};
 
 // A row-range pass of at least kMinTasks * kMinTaskWork units of work is split into at least
 // kMinTasks tasks whatever the grain: a citation graph's pass (some 10^4 units) would otherwise be

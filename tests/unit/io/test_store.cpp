@@ -154,16 +154,16 @@ TEST_SUITE("unit") {
     const Dataset planetoid_copy = round_trip(planetoid, "store_planetoid_copy");
     check_same(planetoid, planetoid_copy);
     CHECK(planetoid_copy.features.is_mapped());
-    const fs::path linqs = maskgat::test::write_file(
-        "store_linqs", "cora.content", "a\t1\t0\tX\nb\t0\t1\tY\nc\t1\t1\tX\n");
+    const fs::path linqs = maskgat::test::write_file("store_linqs", "cora.content",
+                                                     "a\t1\t0\tX\nb\t0\t1\tY\nc\t1\t1\tX\n");
     maskgat::test::write_file("store_linqs", "cora.cites", "a\tb\nb\tc\n");
     maskgat::DatasetOptions linqs_options;
     linqs_options.split_sizes = maskgat::RandomSplitSizes{1, 0, 1};
     const Dataset cora = maskgat::read_linqs(linqs.parent_path(), "cora", linqs_options);
     check_same(cora, round_trip(cora, "store_linqs_copy"));
     INFO("npz, pickled SciPy matrices; synthetic, dense features");
-    const Dataset npz = maskgat::read_npz(
-        fs::path(MASKGAT_FUZZ_CORPUS_DIR) / "npz" / "pickled.npz", "pickled", options);
+    const Dataset npz = maskgat::read_npz(fs::path(MASKGAT_FUZZ_CORPUS_DIR) / "npz" / "pickled.npz",
+                                          "pickled", options);
     check_same(npz, round_trip(npz, "store_npz"));
     const Dataset synthetic = small_synthetic();
     const Dataset synthetic_copy = round_trip(synthetic, "store_synthetic");
@@ -196,11 +196,13 @@ TEST_SUITE("unit") {
 
   TEST_CASE("store: the transpose written in passes is the graph's") {
     const maskgat::Graph graph = maskgat::test::random_graph(3000, 20, 5, true);
-    for (const std::int64_t budget : {std::int64_t{1}, std::int64_t{12000}, std::int64_t{1} << 30}) {
+    for (const std::int64_t budget :
+         {std::int64_t{1}, std::int64_t{12000}, std::int64_t{1} << 30}) {
       CAPTURE(budget);
       const fs::path dir = maskgat::test::scratch_dir("store_transpose_" + std::to_string(budget));
       std::vector<maskgat::detail::ArrayRecord> records;
-      maskgat::detail::write_transpose(dir, graph.in_offsets(), graph.in_sources(), budget, records);
+      maskgat::detail::write_transpose(dir, graph.in_offsets(), graph.in_sources(), budget,
+                                       records);
       REQUIRE(records.size() == 3);
       CHECK(records[1].count == static_cast<std::uint64_t>(graph.num_edges()));
       const auto as = [&](const std::string& name, auto element) {
@@ -313,8 +315,9 @@ TEST_SUITE("unit") {
     CHECK(error_of(dir) == "no error");
     maskgat::StoreOptions verify;
     verify.verify_features = true;
-    CHECK(error_of(dir, verify).ends_with("features.bin: checksum mismatch: the file is corrupt "
-                                          "or belongs to another store"));
+    CHECK(error_of(dir, verify)
+              .ends_with("features.bin: checksum mismatch: the file is corrupt "
+                         "or belongs to another store"));
 
     // Consistent checksums, inconsistent indices: a source out of range, a label past the classes.
     dir = copy_store(good, "store_hostile_source");
