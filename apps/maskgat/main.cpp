@@ -18,6 +18,7 @@
 #include "info.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/version.hpp"
+#include "partition.hpp"
 #include "train.hpp"
 #include "use_model.hpp"
 
@@ -108,6 +109,8 @@ int main(int argc, char** argv) {
   maskgat::app::add_predict_command(app, predict);
   maskgat::app::ConvertOptions convert;
   maskgat::app::add_convert_command(app, convert);
+  maskgat::app::PartitionOptions partition;
+  maskgat::app::add_partition_command(app, partition);
   for (CLI::App* command : app.get_subcommands({})) {
     const std::string examples = command->get_footer();
     command->footer(examples.empty() ? app.get_footer() : examples + "\n\n" + app.get_footer());
@@ -134,6 +137,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("evaluate")) return maskgat::app::run_evaluate(evaluate);
     if (app.got_subcommand("predict")) return maskgat::app::run_predict(predict);
     if (app.got_subcommand("convert")) return maskgat::app::run_convert(convert);
+    if (app.got_subcommand("partition")) return maskgat::app::run_partition(partition);
   } catch (const maskgat::InvalidArgument& error) {
     std::cerr << "error: " << error.what() << '\n';
     return kExitUsage;

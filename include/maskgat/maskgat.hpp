@@ -25,6 +25,7 @@
 #include "maskgat/io/node_index.hpp"
 #include "maskgat/io/npz.hpp"
 #include "maskgat/io/output_file.hpp"
+#include "maskgat/io/partition.hpp"
 #include "maskgat/io/planetoid.hpp"
 #include "maskgat/io/splits.hpp"
 #include "maskgat/io/store.hpp"

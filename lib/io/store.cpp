@@ -72,7 +72,8 @@ StoreHeader header_of(const Dataset& dataset) {
 // Checks a dataset's parts against each other before they are written.
 void check_dataset(const Dataset& dataset, const fs::path& dir) {
   const auto n = static_cast<std::size_t>(dataset.graph.num_nodes());
-  const bool features = dataset.features.cols() == 0 || dataset.features.rows() == dataset.graph.num_nodes();
+  const bool features =
+      dataset.features.cols() == 0 || dataset.features.rows() == dataset.graph.num_nodes();
   if (dataset.labels.size() != n || dataset.split.size() != n || dataset.node_names.size() != n ||
       !features) {
     throw InvalidArgument("write_store: " + dir.string() + ": the dataset's graph has " +
@@ -138,7 +139,8 @@ FeatureMatrix features_of(const fs::path& dir, const StoreHeader& header,
       }
       for (std::int32_t k = offsets[at]; k < offsets[at + 1]; ++k) {
         const std::int32_t column = columns[static_cast<std::size_t>(k)];
-        if (column < 0 || column >= f || (k > offsets[at] && column <= columns[static_cast<std::size_t>(k) - 1])) {
+        if (column < 0 || column >= f ||
+            (k > offsets[at] && column <= columns[static_cast<std::size_t>(k) - 1])) {
           return "row " + std::to_string(row) + " has column " + std::to_string(column) +
                  " at entry " + std::to_string(k) + ", expected columns in [0, " +
                  std::to_string(f) + ") ascending";
@@ -147,10 +149,10 @@ FeatureMatrix features_of(const fs::path& dir, const StoreHeader& header,
     }
     return std::nullopt;
   });
-  return FeatureMatrix(MappedFeatures{
-      InputRef<float>::SparseMap(n, f, header.feature_entries, offsets.data(), columns.data(),
-                                 values.data()),
-      mappings});
+  return FeatureMatrix(
+      MappedFeatures{InputRef<float>::SparseMap(n, f, header.feature_entries, offsets.data(),
+                                                columns.data(), values.data()),
+                     mappings});
 }
 
 // The node names of an open store: `i` for node i, or its stored names, checked.
@@ -176,7 +178,8 @@ std::vector<std::string> node_names_of(const fs::path& dir, const StoreHeader& h
       fail(path, "decreases at node " + std::to_string(i) + ": " + std::to_string(offsets[at]) +
                      " then " + std::to_string(offsets[at + 1]));
     }
-    names.emplace_back(bytes.data() + offsets[at], static_cast<std::size_t>(offsets[at + 1] - offsets[at]));
+    names.emplace_back(bytes.data() + offsets[at],
+                       static_cast<std::size_t>(offsets[at + 1] - offsets[at]));
   }
   return names;
 }
@@ -215,7 +218,8 @@ void write_store(const Dataset& dataset, const fs::path& dir, bool overwrite) {
   if (header.layout == FeatureLayout::kDense) {
     const auto dense = values.dense();
     arrays.push_back(detail::write_array(
-        path, "features", std::span<const float>(dense.data(), static_cast<std::size_t>(dense.size()))));
+        path, "features",
+        std::span<const float>(dense.data(), static_cast<std::size_t>(dense.size()))));
   } else if (header.layout == FeatureLayout::kSparse) {
     const auto sparse = values.sparse();
     const auto rows = static_cast<std::size_t>(sparse.rows());
@@ -224,8 +228,8 @@ void write_store(const Dataset& dataset, const fs::path& dir, bool overwrite) {
         path, "feature_offsets", std::span<const std::int32_t>(sparse.outerIndexPtr(), rows + 1)));
     arrays.push_back(detail::write_array(
         path, "feature_columns", std::span<const std::int32_t>(sparse.innerIndexPtr(), entries)));
-    arrays.push_back(detail::write_array(
-        path, "feature_values", std::span<const float>(sparse.valuePtr(), entries)));
+    arrays.push_back(detail::write_array(path, "feature_values",
+                                         std::span<const float>(sparse.valuePtr(), entries)));
   }
   if (!header.numeric_node_names) {
     std::vector<std::int64_t> offsets{0};
@@ -261,8 +265,8 @@ Dataset open_store(const fs::path& dir, const StoreOptions& options) {
   check_limit(header_path, header.edges, limits.max_edges, "edges", "--max-edges");
   check_limit(header_path, header.features, limits.max_features, "feature columns",
               "--max-features");
-  check_limit(header_path, static_cast<std::int64_t>(header.class_names.size()),
-              limits.max_classes, "classes", "--max-classes");
+  check_limit(header_path, static_cast<std::int64_t>(header.class_names.size()), limits.max_classes,
+              "classes", "--max-classes");
 
   auto mappings = std::make_shared<Mappings>();
   map_arrays(dir, header, options.verify_features, *mappings);
@@ -288,8 +292,8 @@ Dataset open_store(const fs::path& dir, const StoreOptions& options) {
                    const std::int32_t label = labels[static_cast<std::size_t>(i)];
                    if (label < -1 || label >= classes) {
                      return "node " + std::to_string(i) + " has label " + std::to_string(label) +
-                            ", expected -1 (none) or a class id in [0, " +
-                            std::to_string(classes) + ")";
+                            ", expected -1 (none) or a class id in [0, " + std::to_string(classes) +
+                            ")";
                    }
                  }
                  return std::nullopt;

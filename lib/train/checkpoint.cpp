@@ -127,11 +127,11 @@ void write_state(Writer& out, const TrainingState& state) {
   out.scalar(state.best_epoch);
   out.scalar(state.best_val_accuracy);
   out.scalar(state.best_val_loss);
-  out.floats(state.best_values);
-  out.floats(state.last_values);
+  out.array(state.best_values);
+  out.array(state.last_values);
   out.scalar(state.optimizer_steps);
-  out.floats(state.optimizer_first);
-  out.floats(state.optimizer_second);
+  out.array(state.optimizer_first);
+  out.array(state.optimizer_second);
   for (const std::uint64_t word : state.rng.words) out.scalar(word);
   out.scalar(state.rng.spare_normal);
   out.scalar<std::uint8_t>(state.rng.has_spare_normal ? 1 : 0);
@@ -147,11 +147,11 @@ TrainingState read_state(Reader& in) {
   state.best_epoch = in.scalar<std::int64_t>();
   state.best_val_accuracy = in.scalar<double>();
   state.best_val_loss = in.scalar<double>();
-  state.best_values = in.floats();
-  state.last_values = in.floats();
+  state.best_values = in.array<float>();
+  state.last_values = in.array<float>();
   state.optimizer_steps = in.scalar<std::int64_t>();
-  state.optimizer_first = in.floats();
-  state.optimizer_second = in.floats();
+  state.optimizer_first = in.array<float>();
+  state.optimizer_second = in.array<float>();
   for (auto& word : state.rng.words) word = in.scalar<std::uint64_t>();
   state.rng.spare_normal = in.scalar<double>();
   state.rng.has_spare_normal = in.scalar<std::uint8_t>() != 0;
@@ -316,7 +316,7 @@ void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkp
     payload.scalar(parameter.rows);
     payload.scalar(parameter.cols);
   }
-  payload.floats(checkpoint.values);
+  payload.array(checkpoint.values);
   write_state(payload, checkpoint.state);
   payload.scalar<std::uint8_t>(checkpoint.data ? 1 : 0);
   if (checkpoint.data) write_data(payload, *checkpoint.data);
@@ -406,7 +406,7 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Limits& limi
     parameter.rows = in.scalar<std::int64_t>();
     parameter.cols = in.scalar<std::int64_t>();
   }
-  checkpoint.values = in.floats();
+  checkpoint.values = in.array<float>();
   checkpoint.state = read_state(in);
   if (version >= 4) {
     const auto recorded = in.scalar<std::uint8_t>();

@@ -1,5 +1,5 @@
 #pragma once
-// Little-endian binary records: a writer that appends scalars, strings and float arrays to bytes,
+// Little-endian binary records: a writer that appends scalars, strings and arrays to bytes,
 // and a reader that checks every count against the bytes left before allocating anything, with
 // errors located as `<reader>: <path>: at payload byte N: ...`. Checkpoints and the graph store's
 // header are such records.
@@ -42,9 +42,10 @@ class RecordWriter {
     scalar<std::uint64_t>(texts.size());
     for (const std::string& text : texts) string(text);
   }
-  void floats(const std::vector<float>& values) {
+  template <typename T>
+  void array(const std::vector<T>& values) {
     scalar<std::uint64_t>(values.size());
-    bytes_.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+    bytes_.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
   }
   [[nodiscard]] const std::string& bytes() const { return bytes_; }
 
@@ -79,12 +80,13 @@ class RecordReader {
     for (std::size_t k = 0; k < size; ++k) texts.push_back(string());
     return texts;
   }
-  std::vector<float> floats() {
-    const auto size = count(sizeof(float), "an array");
-    std::vector<float> values(size);
+  template <typename T>
+  std::vector<T> array() {
+    const auto size = count(sizeof(T), "an array");
+    std::vector<T> values(size);
     // An empty vector's data() may be null, which memcpy must not get even for zero bytes.
-    if (size > 0) std::memcpy(values.data(), bytes_.data() + position_, size * sizeof(float));
-    position_ += size * sizeof(float);
+    if (size > 0) std::memcpy(values.data(), bytes_.data() + position_, size * sizeof(T));
+    position_ += size * sizeof(T);
     return values;
   }
   // A count of items of `item_size` bytes that must all still be in the payload.
@@ -115,5 +117,55 @@ class RecordReader {
   std::string path_;
   std::size_t position_ = 0;
 };
+
+// A framed record: an 8-byte magic, the format version (uint32), the payload's size (uint64),
+// the payload, and its FNV-1a 64. The graph store's header and a partition's part files are
+// framed so.
+struct Frame {
+  std::string_view magic;     // 8 bytes
+  std::uint32_t version = 0;  // the only version read
+  std::string_view what;      // names the file in errors: "graph store (the header"
+  std::string_view remedy;    // for another version: "convert the data again"
+};
+
+[[nodiscard]] inline std::string framed(const Frame& frame, const RecordWriter& payload) {
+  RecordWriter prefix;
+  prefix.scalar(frame.version);
+  prefix.scalar<std::uint64_t>(payload.bytes().size());
+  RecordWriter checksum;
+  checksum.scalar(fnv1a(payload.bytes()));
+  return std::string(frame.magic) + prefix.bytes() + payload.bytes() + checksum.bytes();
+}
+
+// The payload of `content` framed by `frame`, checked: magic, version, size and checksum.
+// Throws ParseError(reader, path) naming what is wrong.
+[[nodiscard]] inline std::string_view framed_payload(std::string_view content, const Frame& frame,
+                                                     const std::string& reader,
+                                                     const std::string& path) {
+  const auto fail = [&](const std::string& message) { throw ParseError(reader, path, 0, message); };
+  constexpr std::size_t kPrefix = 8 + sizeof(std::uint32_t) + sizeof(std::uint64_t);
+  if (content.compare(0, frame.magic.size(), frame.magic) != 0) {
+    fail("not a MaskGAT " + std::string(frame.what) + " does not start with " +
+         std::string(frame.magic) + ")");
+  }
+  if (content.size() < kPrefix + 8) fail("truncated inside the header");
+  std::uint32_t version = 0;
+  std::memcpy(&version, content.data() + 8, sizeof(version));
+  if (version != frame.version) {
+    fail("format version " + std::to_string(version) + ", this build reads version " +
+         std::to_string(frame.version) + " (" + std::string(frame.remedy) + ")");
+  }
+  std::uint64_t size = 0;
+  std::memcpy(&size, content.data() + 12, sizeof(size));
+  if (size != content.size() - kPrefix - 8) {
+    fail("the header announces " + std::to_string(size) + " payload bytes, it holds " +
+         std::to_string(content.size() - kPrefix - 8));
+  }
+  const std::string_view payload = content.substr(kPrefix, size);
+  std::uint64_t checksum = 0;
+  std::memcpy(&checksum, content.data() + kPrefix + size, sizeof(checksum));
+  if (checksum != fnv1a(payload)) fail("checksum mismatch: the file is corrupt");
+  return payload;
+}
 
 }  // namespace maskgat::detail

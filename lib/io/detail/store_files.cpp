@@ -24,7 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::size_t kChecksumBlock = std::size_t{1} << 20;
-constexpr std::string_view kMagic = "MGATSTOR";
+constexpr Frame kHeaderFrame{"MGATSTOR", kStoreVersion, "graph store (the header",
+                             "convert the data again"};
 
 // SplitMix64's finaliser.
 std::uint64_t mix(std::uint64_t z) {
@@ -117,9 +118,9 @@ std::vector<Expected> expected_arrays(const StoreHeader& header) {
 }
 
 void write_preparation(RecordWriter& out, const DataPreparation& preparation) {
-  for (const bool flag : {preparation.undirected, preparation.rows_normalized,
-                          preparation.random_split, preparation.largest_component,
-                          preparation.split_sizes.val_per_class}) {
+  for (const bool flag :
+       {preparation.undirected, preparation.rows_normalized, preparation.random_split,
+        preparation.largest_component, preparation.split_sizes.val_per_class}) {
     out.scalar<std::uint8_t>(flag ? 1 : 0);
   }
   out.scalar(preparation.split_seed);
@@ -130,9 +131,9 @@ void write_preparation(RecordWriter& out, const DataPreparation& preparation) {
 
 DataPreparation read_preparation(RecordReader& in) {
   DataPreparation preparation;
-  for (bool* flag : {&preparation.undirected, &preparation.rows_normalized,
-                     &preparation.random_split, &preparation.largest_component,
-                     &preparation.split_sizes.val_per_class}) {
+  for (bool* flag :
+       {&preparation.undirected, &preparation.rows_normalized, &preparation.random_split,
+        &preparation.largest_component, &preparation.split_sizes.val_per_class}) {
     const auto value = in.scalar<std::uint8_t>();
     if (value > 1) in.fail("preparation flag " + std::to_string(value) + ", expected 0 or 1");
     *flag = value == 1;
@@ -271,42 +272,15 @@ void write_store_header(const fs::path& dir, const StoreHeader& header) {
     payload.scalar(array.count);
     payload.scalar(array.checksum);
   }
-  RecordWriter file;
-  file.scalar(kStoreVersion);
-  file.scalar<std::uint64_t>(payload.bytes().size());
-  RecordWriter checksum;
-  checksum.scalar(fnv1a(payload.bytes()));
-  write_file_atomically(dir / kStoreHeaderFile,
-                        std::string(kMagic) + file.bytes() + payload.bytes() + checksum.bytes(),
-                        false);
+  write_file_atomically(dir / kStoreHeaderFile, framed(kHeaderFrame, payload), false);
 }
 
 StoreHeader read_store_header(const fs::path& dir, std::int64_t max_bytes) {
   const fs::path path = dir / kStoreHeaderFile;
   InputFile file(path, kStoreReader);
   const std::string content = read_bounded_file(file, max_bytes, Content::kBinary);
-  constexpr std::size_t kPrefix = 8 + sizeof(std::uint32_t) + sizeof(std::uint64_t);
-  if (content.compare(0, kMagic.size(), kMagic) != 0) {
-    fail(path, "not a MaskGAT graph store (the header does not start with MGATSTOR)");
-  }
-  if (content.size() < kPrefix + 8) fail(path, "truncated inside the header");
-  std::uint32_t version = 0;
-  std::memcpy(&version, content.data() + 8, sizeof(version));
-  if (version != kStoreVersion) {
-    fail(path, "format version " + std::to_string(version) + ", this build reads version " +
-                   std::to_string(kStoreVersion) + " (convert the data again)");
-  }
-  std::uint64_t size = 0;
-  std::memcpy(&size, content.data() + 12, sizeof(size));
-  if (size != content.size() - kPrefix - 8) {
-    fail(path, "the header announces " + std::to_string(size) + " payload bytes, it holds " +
-                   std::to_string(content.size() - kPrefix - 8));
-  }
-  const std::string_view payload(content.data() + kPrefix, size);
-  std::uint64_t checksum = 0;
-  std::memcpy(&checksum, content.data() + kPrefix + size, sizeof(checksum));
-  if (checksum != fnv1a(payload)) fail(path, "checksum mismatch: the header is corrupt");
-
+  const std::string_view payload =
+      framed_payload(content, kHeaderFrame, std::string(kStoreReader), path.string());
   RecordReader in(payload, std::string(kStoreReader), path.string());
   StoreHeader header;
   header.name = in.string();
@@ -317,7 +291,8 @@ StoreHeader read_store_header(const fs::path& dir, std::int64_t max_bytes) {
   const auto layout = in.scalar<std::uint8_t>();
   header.feature_entries = in.scalar<std::int64_t>();
   if (header.nodes < 0 || header.nodes > kMaxNodeCount) {
-    in.fail(std::to_string(header.nodes) + " nodes, expected 0 to " + std::to_string(kMaxNodeCount));
+    in.fail(std::to_string(header.nodes) + " nodes, expected 0 to " +
+            std::to_string(kMaxNodeCount));
   }
   constexpr std::int64_t kMaxEdges = std::int64_t{1} << 56;
   if (header.edges < 0 || header.edges > kMaxEdges) {
@@ -326,26 +301,27 @@ StoreHeader read_store_header(const fs::path& dir, std::int64_t max_bytes) {
   if (weighted > 1) in.fail("weighted flag " + std::to_string(weighted) + ", expected 0 or 1");
   header.weighted = weighted == 1;
   if (layout > static_cast<std::uint8_t>(FeatureLayout::kSparse)) {
-    in.fail("feature layout " + std::to_string(layout) + ", expected 0 (none), 1 (dense) or 2 "
+    in.fail("feature layout " + std::to_string(layout) +
+            ", expected 0 (none), 1 (dense) or 2 "
             "(sparse)");
   }
   header.layout = static_cast<FeatureLayout>(layout);
   constexpr std::int64_t kMaxIndex = std::numeric_limits<std::int32_t>::max();
   const bool none = header.layout == FeatureLayout::kNone;
   if (header.features < 0 || header.features > kMaxIndex || (none && header.features != 0)) {
-    in.fail(std::to_string(header.features) + " feature columns, expected 0 to 2^31 - 1 (0 "
+    in.fail(std::to_string(header.features) +
+            " feature columns, expected 0 to 2^31 - 1 (0 "
             "without features)");
   }
   const std::int64_t entries = header.feature_entries;
   const bool dense_ok = header.layout == FeatureLayout::kDense &&
                         (header.features == 0 || header.nodes <= kMaxEdges / header.features) &&
                         entries == header.nodes * header.features;
-  const bool sparse_ok = header.layout == FeatureLayout::kSparse && entries >= 0 &&
-                         entries <= kMaxIndex;
+  const bool sparse_ok =
+      header.layout == FeatureLayout::kSparse && entries >= 0 && entries <= kMaxIndex;
   if (!(none ? entries == 0 : dense_ok || sparse_ok)) {
-    in.fail(std::to_string(entries) + " stored feature values for " +
-            std::to_string(header.nodes) + " nodes x " + std::to_string(header.features) +
-            " columns, expected " +
+    in.fail(std::to_string(entries) + " stored feature values for " + std::to_string(header.nodes) +
+            " nodes x " + std::to_string(header.features) + " columns, expected " +
             (header.layout == FeatureLayout::kDense ? "their product"
                                                     : "at most 2^31 - 1 (or 0 without features)"));
   }
@@ -386,8 +362,8 @@ StoreHeader read_store_header(const fs::path& dir, std::int64_t max_bytes) {
       in.fail("array " + std::to_string(k + 1) + " is '" + array.name + "' of " +
               std::to_string(array.count) + " elements of " + std::to_string(array.element_bytes) +
               " bytes, expected '" + std::string(want.name) + "'" +
-              (want.count >= 0 ? " of " + std::to_string(want.count) + " elements" : "") +
-              " of " + std::to_string(want.element_bytes) + " bytes");
+              (want.count >= 0 ? " of " + std::to_string(want.count) + " elements" : "") + " of " +
+              std::to_string(want.element_bytes) + " bytes");
     }
   }
   return header;
@@ -398,7 +374,8 @@ const ArrayRecord& array_record(const StoreHeader& header, std::string_view name
                        [&](const ArrayRecord& array) { return array.name == name; });
 }
 
-StoreDirectory::StoreDirectory(const fs::path& dir, bool overwrite)
+StoreDirectory::StoreDirectory(const fs::path& dir, bool overwrite, std::string_view marker,
+                               std::string_view kind)
     : dir_(dir), overwrite_(overwrite) {
   std::error_code error;
   const fs::file_status status = fs::symlink_status(dir_, error);
@@ -406,11 +383,10 @@ StoreDirectory::StoreDirectory(const fs::path& dir, bool overwrite)
     if (!overwrite_) {
       throw IoError(dir_.string() + ": exists; pass --force to replace it");
     }
-    const bool is_store = fs::is_directory(status) && fs::exists(dir_ / kStoreHeaderFile, error);
-    if (!is_store && !(fs::is_directory(status) && fs::is_empty(dir_, error))) {
-      throw IoError(dir_.string() +
-                    ": exists and is not a MaskGAT graph store (no header file), so it is not "
-                    "replaced even with --force");
+    const bool is_kind = fs::is_directory(status) && fs::exists(dir_ / marker, error);
+    if (!is_kind && !(fs::is_directory(status) && fs::is_empty(dir_, error))) {
+      throw IoError(dir_.string() + ": exists and is not a " + std::string(kind) + " (no " +
+                    std::string(marker) + " file), so it is not replaced even with --force");
     }
   }
   const fs::path parent = dir_.has_parent_path() ? dir_.parent_path() : fs::path(".");
@@ -491,7 +467,8 @@ void write_transpose(const fs::path& dir, std::span<const EdgeId> in_offsets,
            e < in_offsets[static_cast<std::size_t>(dst) + 1]; ++e) {
         const NodeId source = in_sources[static_cast<std::size_t>(e)];
         if (source < first || source >= last) continue;
-        const auto slot = static_cast<std::size_t>(cursor[static_cast<std::size_t>(source - first)]++ - base);
+        const auto slot =
+            static_cast<std::size_t>(cursor[static_cast<std::size_t>(source - first)]++ - base);
         pass_targets[slot] = static_cast<NodeId>(dst);
         pass_edges[slot] = e;
       }

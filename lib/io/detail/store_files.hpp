@@ -137,12 +137,16 @@ void write_store_header(const std::filesystem::path& dir, const StoreHeader& hea
 // The record of array `name` in `header` (present: `read_store_header` checked).
 [[nodiscard]] const ArrayRecord& array_record(const StoreHeader& header, std::string_view name);
 
-// A store being written: its files go into a temporary directory beside `dir` (created here),
-// which `publish` renames to `dir`, replacing an existing store only when `overwrite` (and never a
-// directory that is not a store). Destroyed unpublished, it removes the temporary directory.
+// A store (or a directory of stores) being written: its files go into a temporary directory
+// beside `dir` (created here), which `publish` renames to `dir`, replacing an existing one only
+// when `overwrite`, and never a directory that lacks `marker` (the file that identifies one: a
+// store's header; `kind` names it in errors) unless it is empty. Destroyed unpublished, it
+// removes the temporary directory.
 class StoreDirectory {
  public:
-  StoreDirectory(const std::filesystem::path& dir, bool overwrite);
+  StoreDirectory(const std::filesystem::path& dir, bool overwrite,
+                 std::string_view marker = kStoreHeaderFile,
+                 std::string_view kind = "MaskGAT graph store");
   ~StoreDirectory();
   StoreDirectory(const StoreDirectory&) = delete;
   StoreDirectory& operator=(const StoreDirectory&) = delete;
@@ -161,8 +165,9 @@ class StoreDirectory {
 // `dir` as `out_offsets`, `out_targets` and `out_edge_ids`, in passes over ranges of sources whose
 // part of the transpose fits `budget_bytes` (each pass reads every in-edge once), and appends
 // their records to `records`. Exported (this header is not installed) for its tests.
-MASKGAT_EXPORT void write_transpose(const std::filesystem::path& dir, std::span<const EdgeId> in_offsets,
-                     std::span<const NodeId> in_sources, std::int64_t budget_bytes,
-                     std::vector<ArrayRecord>& records);
+MASKGAT_EXPORT void write_transpose(const std::filesystem::path& dir,
+                                    std::span<const EdgeId> in_offsets,
+                                    std::span<const NodeId> in_sources, std::int64_t budget_bytes,
+                                    std::vector<ArrayRecord>& records);
 
 }  // namespace maskgat::detail

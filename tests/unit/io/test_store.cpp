@@ -282,7 +282,7 @@ TEST_SUITE("unit") {
     flipped[40] = static_cast<char>(flipped[40] ^ 1);
     write_bytes(dir / "header", flipped);
     CHECK(error_of(dir) ==
-          "store: " + (dir / "header").string() + ": checksum mismatch: the header is corrupt");
+          "store: " + (dir / "header").string() + ": checksum mismatch: the file is corrupt");
     write_bytes(dir / "header", header.substr(0, 30));
     CHECK(error_of(dir).find("the header announces") != std::string::npos);
     write_bytes(dir / "header", "not a store at all");

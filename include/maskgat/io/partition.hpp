@@ -1,0 +1,94 @@
+#pragma once
+/// @file
+/// A graph split into parts for owner-computes training across processes: nodes renumbered so
+/// that each part's are contiguous, and one graph store per part holding its nodes, the in-edges
+/// of its nodes and the remote sources those read (its halo), with their owners.
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <vector>
+
+#include "maskgat/export.hpp"
+#include "maskgat/io/dataset.hpp"
+#include "maskgat/io/store.hpp"
+
+namespace maskgat {
+
+/// What a partition costs: per part, the nodes it owns, the in-edges of those nodes and its halo
+/// (the distinct sources of those in-edges that other parts own); and the edges cut.
+struct PartitionStats {
+  std::vector<std::int64_t> nodes;     ///< per part
+  std::vector<std::int64_t> in_edges;  ///< per part
+  std::vector<std::int64_t> halo;      ///< per part
+  EdgeId cut_edges = 0;                ///< edges whose source and destination parts differ
+
+  /// The largest part's nodes over the mean (1 is perfect balance).
+  /// @return max / mean, 0 for no nodes
+  [[nodiscard]] MASKGAT_EXPORT double node_balance() const;
+  /// The largest part's in-edges over the mean.
+  /// @return max / mean, 0 for no edges
+  [[nodiscard]] MASKGAT_EXPORT double edge_balance() const;
+};
+
+/// Writes `dataset` split by `owner` into the directory `dir`, as the stores `part-0` ...
+/// `part-<P-1>`. Nodes are renumbered globally by part, then by their id within it, so part q
+/// owns the global ids [offsets[q], offsets[q+1]). Part q's store is a graph store (see
+/// `write_store`) over its own nodes, in global order, followed by its halo nodes, by ascending
+/// global id: its own nodes keep their features, labels, split, names and every in-edge (weights
+/// included); its halo nodes keep their features and names, and have no in-edges, no label and
+/// no split part. Beside the store's header, a file `part` records the part's index, the part
+/// count, the global node count, every part's offsets, the halo's global ids and owners, and the
+/// checksum of the store's header it belongs to (magic `MGATPART`, version, FNV-1a 64 of the
+/// payload). The directory is written beside `dir` and renamed into place.
+/// @param dataset   any dataset
+/// @param owner     the part of every node, each in [0, parts); every part must own a node
+/// @param parts     P >= 1
+/// @param dir       the directory; its parent must exist
+/// @param overwrite replace an existing partition (a directory that is not one is never replaced)
+/// @return the partition's statistics
+/// @throws InvalidArgument (an owner out of range, a part without nodes), IoError (as
+///         `write_store`).
+MASKGAT_EXPORT PartitionStats write_partition(const Dataset& dataset,
+                                              std::span<const std::int32_t> owner,
+                                              std::int32_t parts, const std::filesystem::path& dir,
+                                              bool overwrite);
+
+/// One part of a partition, as `open_part` maps it.
+struct GraphPart {
+  /// The part's store: its own nodes first, then its halo (see `write_partition`).
+  Dataset data;
+  std::int32_t part = 0;                  ///< its index
+  std::int32_t parts = 0;                 ///< P
+  std::int64_t global_nodes = 0;          ///< the whole graph's nodes
+  std::vector<NodeId> offsets;            ///< P+1: part q owns [offsets[q], offsets[q+1])
+  std::vector<NodeId> halo;               ///< global id of local node own_nodes() + k
+  std::vector<std::int32_t> halo_owners;  ///< the part that owns halo[k]
+
+  /// The nodes this part owns (its first local nodes).
+  /// @return offsets[part+1] - offsets[part]
+  [[nodiscard]] NodeId own_nodes() const noexcept {
+    return offsets[static_cast<std::size_t>(part) + 1] - offsets[static_cast<std::size_t>(part)];
+  }
+  /// The global id of a local node.
+  /// @param local in [0, own_nodes() + halo.size())
+  /// @return its global id
+  [[nodiscard]] NodeId global_id(NodeId local) const noexcept {
+    return local < own_nodes() ? offsets[static_cast<std::size_t>(part)] + local
+                               : halo[static_cast<std::size_t>(local - own_nodes())];
+  }
+};
+
+/// Opens one part of a partition (`dir` is its `part-<q>` directory): its store as `open_store`
+/// opens it, and its `part` file, checked against the store and itself: the header checksum, the
+/// part index below the count, offsets from 0 to the global node count without decreasing, the
+/// own nodes and the halo adding up to the store's nodes, the halo ascending, outside the part's
+/// own range, each owned by the part its offsets give, and the halo nodes without in-edges.
+/// @param dir     the part's directory
+/// @param options as for `open_store`
+/// @return the part
+/// @throws what `open_store` throws, and ParseError naming the `part` file for every check above.
+[[nodiscard]] MASKGAT_EXPORT GraphPart open_part(const std::filesystem::path& dir,
+                                                 const StoreOptions& options = {});
+
+}  // namespace maskgat

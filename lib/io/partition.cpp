@@ -1,0 +1,317 @@
+#include "maskgat/io/partition.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/detail/binary_record.hpp"
+#include "io/detail/input_file.hpp"
+#include "io/detail/store_files.hpp"
+#include "maskgat/core/error.hpp"
+#include "maskgat/io/output_file.hpp"
+
+namespace maskgat {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kPartReader = "partition";
+constexpr std::string_view kPartFile = "part";
+constexpr detail::Frame kPartFrame{"MGATPART", 1, "part file (it", "partition the data again"};
+
+std::string part_name(std::int32_t part) { return "part-" + std::to_string(part); }
+
+// The checksum that binds a `part` file to its store: FNV-1a 64 of the store's header file.
+std::uint64_t header_checksum(const fs::path& store, std::int64_t max_bytes) {
+  detail::InputFile file(store / detail::kStoreHeaderFile, kPartReader);
+  return detail::fnv1a(detail::read_bounded_file(file, max_bytes, detail::Content::kBinary));
+}
+
+// What a `part` file holds.
+struct PartRecord {
+  std::int32_t part = 0;
+  std::int32_t parts = 0;
+  std::int64_t global_nodes = 0;
+  std::uint64_t header = 0;
+  std::vector<NodeId> offsets;
+  std::vector<NodeId> halo;
+  std::vector<std::int32_t> owners;
+};
+
+void write_part_record(const fs::path& store, const PartRecord& record) {
+  detail::RecordWriter payload;
+  payload.scalar(record.part);
+  payload.scalar(record.parts);
+  payload.scalar(record.global_nodes);
+  payload.scalar(record.header);
+  payload.array(record.offsets);
+  payload.array(record.halo);
+  payload.array(record.owners);
+  write_file_atomically(store / kPartFile, detail::framed(kPartFrame, payload), false);
+}
+
+[[noreturn]] void fail(const fs::path& path, const std::string& message) {
+  throw ParseError(kPartReader, path.string(), 0, message);
+}
+
+PartRecord read_part_record(const fs::path& store, std::int64_t max_bytes) {
+  const fs::path path = store / kPartFile;
+  std::error_code error;
+  if (!fs::exists(path, error)) {
+    throw IoError(std::string(kPartReader) + ": " + store.string() +
+                  ": not a part of a partition (no part file; maskgat partition writes them)");
+  }
+  detail::InputFile file(path, kPartReader);
+  const std::string content = read_bounded_file(file, max_bytes, detail::Content::kBinary);
+  const std::string_view payload =
+      detail::framed_payload(content, kPartFrame, std::string(kPartReader), path.string());
+  detail::RecordReader in(payload, std::string(kPartReader), path.string());
+  PartRecord record;
+  record.part = in.scalar<std::int32_t>();
+  record.parts = in.scalar<std::int32_t>();
+  record.global_nodes = in.scalar<std::int64_t>();
+  record.header = in.scalar<std::uint64_t>();
+  record.offsets = in.array<NodeId>();
+  record.halo = in.array<NodeId>();
+  record.owners = in.array<std::int32_t>();
+  in.finish();
+  return record;
+}
+
+// Checks a part's record against itself and its store's dataset.
+void check_part(const fs::path& path, const PartRecord& record, const Dataset& data) {
+  if (record.parts < 1 || record.part < 0 || record.part >= record.parts) {
+    fail(path, "part " + std::to_string(record.part) + " of " + std::to_string(record.parts) +
+                   ", expected a part in [0, parts) and parts >= 1");
+  }
+  const auto parts = static_cast<std::size_t>(record.parts);
+  if (record.offsets.size() != parts + 1) {
+    fail(path, "holds " + std::to_string(record.offsets.size()) + " offsets, expected " +
+                   std::to_string(parts + 1) + " (parts + 1)");
+  }
+  if (record.offsets.front() != 0 || record.offsets.back() != record.global_nodes) {
+    fail(path, "offsets must run from 0 to " + std::to_string(record.global_nodes) +
+                   " (the global nodes), got " + std::to_string(record.offsets.front()) + " to " +
+                   std::to_string(record.offsets.back()));
+  }
+  for (std::size_t q = 0; q < parts; ++q) {
+    if (record.offsets[q + 1] < record.offsets[q]) {
+      fail(path, "offsets decrease at part " + std::to_string(q));
+    }
+  }
+  const auto p = static_cast<std::size_t>(record.part);
+  const NodeId own = record.offsets[p + 1] - record.offsets[p];
+  const auto halo = static_cast<std::int64_t>(record.halo.size());
+  if (record.owners.size() != record.halo.size() || own + halo != data.graph.num_nodes()) {
+    fail(path, "the part owns " + std::to_string(own) + " nodes and lists " + std::to_string(halo) +
+                   " halo nodes and " + std::to_string(record.owners.size()) +
+                   " owners; its store has " + std::to_string(data.graph.num_nodes()) + " nodes");
+  }
+  for (std::size_t k = 0; k < record.halo.size(); ++k) {
+    const NodeId node = record.halo[k];
+    if (node < 0 || node >= record.global_nodes || (k > 0 && node <= record.halo[k - 1])) {
+      fail(path, "halo node " + std::to_string(k) + " is " + std::to_string(node) +
+                     ", expected global ids in [0, " + std::to_string(record.global_nodes) +
+                     ") ascending");
+    }
+    const auto owner = static_cast<std::int32_t>(
+        std::upper_bound(record.offsets.begin(), record.offsets.end(), node) -
+        record.offsets.begin() - 1);
+    if (owner == record.part || record.owners[k] != owner) {
+      fail(path, "halo node " + std::to_string(node) + " is owned by part " +
+                     std::to_string(owner) + " by the offsets, the file says " +
+                     std::to_string(record.owners[k]) +
+                     (owner == record.part ? " (and a part's halo holds only others' nodes)" : ""));
+    }
+    if (data.graph.in_degree(static_cast<NodeId>(own + static_cast<NodeId>(k))) != 0) {
+      fail(path, "halo node " + std::to_string(node) + " has in-edges in the store");
+    }
+  }
+}
+
+}  // namespace
+
+double PartitionStats::node_balance() const {
+  const std::int64_t total = std::accumulate(nodes.begin(), nodes.end(), std::int64_t{0});
+  if (total == 0) return 0.0;
+  return static_cast<double>(*std::max_element(nodes.begin(), nodes.end())) *
+         static_cast<double>(nodes.size()) / static_cast<double>(total);
+}
+
+double PartitionStats::edge_balance() const {
+  const std::int64_t total = std::accumulate(in_edges.begin(), in_edges.end(), std::int64_t{0});
+  if (total == 0) return 0.0;
+  return static_cast<double>(*std::max_element(in_edges.begin(), in_edges.end())) *
+         static_cast<double>(in_edges.size()) / static_cast<double>(total);
+}
+
+PartitionStats write_partition(const Dataset& dataset, std::span<const std::int32_t> owner,
+                               std::int32_t parts, const fs::path& dir, bool overwrite) {
+  const Graph& graph = dataset.graph;
+  const NodeId n = graph.num_nodes();
+  if (parts < 1 || static_cast<std::int64_t>(owner.size()) != n) {
+    throw InvalidArgument("write_partition: " + std::to_string(owner.size()) +
+                          " owners for a graph of " + std::to_string(n) + " nodes into " +
+                          std::to_string(parts) + " parts, expected one owner per node and " +
+                          "parts >= 1");
+  }
+  const auto p_count = static_cast<std::size_t>(parts);
+  std::vector<NodeId> offsets(p_count + 1, 0);
+  for (NodeId v = 0; v < n; ++v) {
+    const std::int32_t part = owner[static_cast<std::size_t>(v)];
+    if (part < 0 || part >= parts) {
+      throw InvalidArgument("write_partition: node " + std::to_string(v) + " is given part " +
+                            std::to_string(part) + ", expected a part in [0, " +
+                            std::to_string(parts) + ")");
+    }
+    ++offsets[static_cast<std::size_t>(part) + 1];
+  }
+  for (std::size_t q = 0; q < p_count; ++q) {
+    if (offsets[q + 1] == 0) {
+      throw InvalidArgument("write_partition: part " + std::to_string(q) +
+                            " has no nodes; every part must own one");
+    }
+    offsets[q + 1] += offsets[q];
+  }
+  // Global ids: by part, then by the node's id.
+  std::vector<NodeId> order(static_cast<std::size_t>(n));   // global id -> node
+  std::vector<NodeId> global(static_cast<std::size_t>(n));  // node -> global id
+  {
+    std::vector<NodeId> next(offsets.begin(), offsets.end() - 1);
+    for (NodeId v = 0; v < n; ++v) {
+      const NodeId g = next[static_cast<std::size_t>(owner[static_cast<std::size_t>(v)])]++;
+      order[static_cast<std::size_t>(g)] = v;
+      global[static_cast<std::size_t>(v)] = g;
+    }
+  }
+
+  PartitionStats stats;
+  detail::StoreDirectory out(dir, overwrite, part_name(0) + "/" + std::string(kPartFile),
+                             "MaskGAT partition");
+  for (std::int32_t part = 0; part < parts; ++part) {
+    const auto p = static_cast<std::size_t>(part);
+    const NodeId first = offsets[p];
+    const NodeId own = offsets[p + 1] - first;
+    // The halo: the distinct remote sources of the part's in-edges, by global id.
+    std::vector<NodeId> halo;
+    EdgeId in_edges = 0;
+    for (NodeId g = first; g < first + own; ++g) {
+      const auto sources = graph.in_neighbors(order[static_cast<std::size_t>(g)]);
+      in_edges += static_cast<EdgeId>(sources.size());
+      for (const NodeId source : sources) {
+        if (owner[static_cast<std::size_t>(source)] != part) {
+          halo.push_back(global[static_cast<std::size_t>(source)]);
+        }
+      }
+    }
+    stats.cut_edges += static_cast<EdgeId>(halo.size());
+    std::sort(halo.begin(), halo.end());
+    halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
+    const auto local_of = [&](NodeId source) {
+      const NodeId g = global[static_cast<std::size_t>(source)];
+      if (g >= first && g < first + own) return g - first;
+      return own +
+             static_cast<NodeId>(std::lower_bound(halo.begin(), halo.end(), g) - halo.begin());
+    };
+
+    // The part's dataset: own nodes' rows with their in-edges by local source, halo rows empty.
+    const auto total = static_cast<std::size_t>(own) + halo.size();
+    std::vector<NodeId> nodes(total);  // local -> node
+    for (std::size_t k = 0; k < total; ++k) {
+      const NodeId g = k < static_cast<std::size_t>(own) ? first + static_cast<NodeId>(k)
+                                                         : halo[k - static_cast<std::size_t>(own)];
+      nodes[k] = order[static_cast<std::size_t>(g)];
+    }
+    std::vector<EdgeId> in_offsets(total + 1, in_edges);
+    std::vector<NodeId> in_sources;
+    std::vector<float> weights;
+    in_sources.reserve(static_cast<std::size_t>(in_edges));
+    if (graph.has_weights()) weights.reserve(static_cast<std::size_t>(in_edges));
+    std::vector<std::pair<NodeId, float>> row;
+    for (NodeId k = 0; k < own; ++k) {
+      in_offsets[static_cast<std::size_t>(k)] = static_cast<EdgeId>(in_sources.size());
+      const NodeId v = nodes[static_cast<std::size_t>(k)];
+      const auto sources = graph.in_neighbors(v);
+      const EdgeId begin = graph.in_offsets()[static_cast<std::size_t>(v)];
+      row.clear();
+      for (std::size_t e = 0; e < sources.size(); ++e) {
+        row.emplace_back(
+            local_of(sources[e]),
+            graph.has_weights() ? graph.weights()[static_cast<std::size_t>(begin) + e] : 0.0F);
+      }
+      std::sort(row.begin(), row.end());
+      for (const auto& [source, weight] : row) {
+        in_sources.push_back(source);
+        if (graph.has_weights()) weights.push_back(weight);
+      }
+    }
+    Dataset data;
+    data.name = dataset.name;
+    data.graph = Graph(static_cast<std::int64_t>(total), std::move(in_offsets),
+                       std::move(in_sources), std::move(weights));
+    data.features = dataset.features.cols() == 0
+                        ? FeatureMatrix(DenseFeatures(static_cast<Eigen::Index>(total), 0))
+                        : dataset.features.select_rows(nodes);
+    data.labels.assign(total, -1);
+    data.split.assign(total, SplitPart::kNone);
+    data.node_names.resize(total);
+    for (std::size_t k = 0; k < total; ++k) {
+      const auto v = static_cast<std::size_t>(nodes[k]);
+      if (k < static_cast<std::size_t>(own)) {
+        data.labels[k] = dataset.labels[v];
+        data.split[k] = dataset.split[v];
+      }
+      data.node_names[k] = dataset.node_names[v];
+    }
+    data.missing_features = dataset.missing_features;
+    data.feature_names = dataset.feature_names;
+    data.class_names = dataset.class_names;
+    data.notes = dataset.notes;
+    data.preparation = dataset.preparation;
+    const fs::path store = out.path() / part_name(part);
+    write_store(data, store, false);
+
+    PartRecord record;
+    record.part = part;
+    record.parts = parts;
+    record.global_nodes = n;
+    record.header = header_checksum(store, std::numeric_limits<std::int64_t>::max());
+    record.offsets = offsets;
+    record.owners.resize(halo.size());
+    for (std::size_t k = 0; k < halo.size(); ++k) {
+      record.owners[k] = owner[static_cast<std::size_t>(order[static_cast<std::size_t>(halo[k])])];
+    }
+    record.halo = std::move(halo);
+    write_part_record(store, record);
+    stats.nodes.push_back(own);
+    stats.in_edges.push_back(in_edges);
+    stats.halo.push_back(static_cast<std::int64_t>(record.halo.size()));
+  }
+  out.publish();
+  return stats;
+}
+
+GraphPart open_part(const fs::path& dir, const StoreOptions& options) {
+  const std::int64_t max_bytes = options.limits.max_file_bytes;
+  PartRecord record = read_part_record(dir, max_bytes);
+  const fs::path path = dir / kPartFile;
+  if (header_checksum(dir, max_bytes) != record.header) {
+    fail(path, "belongs to another store: the checksum of " +
+                   (dir / detail::kStoreHeaderFile).string() + " does not match");
+  }
+  GraphPart result;
+  result.data = open_store(dir, options);
+  check_part(path, record, result.data);
+  result.part = record.part;
+  result.parts = record.parts;
+  result.global_nodes = record.global_nodes;
+  result.offsets = std::move(record.offsets);
+  result.halo = std::move(record.halo);
+  result.halo_owners = std::move(record.owners);
+  return result;
+}
+
+}  // namespace maskgat
