@@ -1,11 +1,13 @@
-// Fuzz target: opening a graph store. An input is a whole store, packed as files one after
-// another: a byte naming the file (an index into kFiles, the header first), its length (32 bits,
-// little-endian) and its bytes; tests/fuzz/pack_store.py packs a store's directory so. When the
-// input's last byte is odd, the store is sealed before it is opened: every array's checksum in
-// the header's table and the header's own checksum are recomputed, so that the input reaches the
-// checks of sizes and indices behind them. open_store must accept the store or refuse it with a
-// MaskGAT error, and a store it accepts must run: its statistics, every row of its features, and
-// a one-layer model over its graph.
+// Fuzz target: opening a graph store, or a part of a partition. An input is a whole store,
+// packed as files one after another: a byte naming the file (an index into kFiles, the header
+// first), its length (32 bits, little-endian) and its bytes; tests/fuzz/pack_store.py packs a
+// store's directory so. When the input's last byte is odd, the store is sealed before it is
+// opened: every array's checksum in the header's table and the header's own checksum are
+// recomputed (and a part file's record of the header and its own checksum), so that the input
+// reaches the checks of sizes and indices behind them. With a part file the store is opened by
+// open_part, else by open_store; either must accept it or refuse it with a MaskGAT error, and
+// what it accepts must run: its statistics, every row of its features, a one-layer model over its
+// graph, and a part's global id of every node.
 
 #include <array>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include "fuzz/fuzz_input.hpp"
 #include "io/detail/store_files.hpp"
 #include "maskgat/graph/masks.hpp"
+#include "maskgat/io/partition.hpp"
 #include "maskgat/io/store.hpp"
 #include "maskgat/nn/model.hpp"
 
@@ -25,11 +28,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::string_view, 15> kFiles{
-    "header",          "in_offsets.bin",      "in_sources.bin",     "weights.bin",
-    "out_offsets.bin", "out_targets.bin",     "out_edge_ids.bin",   "labels.bin",
-    "split.bin",       "features.bin",        "feature_offsets.bin", "feature_columns.bin",
-    "feature_values.bin", "node_name_offsets.bin", "node_name_bytes.bin"};
+constexpr std::array<std::string_view, 16> kFiles{"header",
+                                                  "in_offsets.bin",
+                                                  "in_sources.bin",
+                                                  "weights.bin",
+                                                  "out_offsets.bin",
+                                                  "out_targets.bin",
+                                                  "out_edge_ids.bin",
+                                                  "labels.bin",
+                                                  "split.bin",
+                                                  "features.bin",
+                                                  "feature_offsets.bin",
+                                                  "feature_columns.bin",
+                                                  "feature_values.bin",
+                                                  "node_name_offsets.bin",
+                                                  "node_name_bytes.bin",
+                                                  "part"};
+constexpr std::size_t kPart = 15;
 
 // Writes the packed files of `input` into the store's directory (`<work_dir>/store`); returns
 // whether a header was among them.
@@ -54,7 +69,7 @@ void seal(const fs::path& dir) {
   std::string header = maskgat::fuzz::read_file(dir / "header");
   constexpr std::size_t kPrefix = 8 + 4 + 8;
   if (header.size() < kPrefix + 8) return;
-  for (std::size_t k = 1; k < kFiles.size(); ++k) {
+  for (std::size_t k = 1; k < kPart; ++k) {
     const std::string_view name = kFiles[k].substr(0, kFiles[k].size() - 4);
     const std::size_t at = header.rfind(name);
     if (at == std::string::npos || !fs::exists(dir / kFiles[k])) continue;
@@ -70,6 +85,17 @@ void seal(const fs::path& dir) {
       maskgat::detail::fnv1a(std::string_view(header).substr(kPrefix, header.size() - kPrefix - 8));
   std::memcpy(header.data() + header.size() - 8, &hash, sizeof(hash));
   maskgat::fuzz::write_input(header, "store/header");
+  // A part file: the header's checksum at payload byte 16 (after the part, the part count and
+  // the global node count), then its own.
+  std::string part = fs::exists(dir / kFiles[kPart]) ? maskgat::fuzz::read_file(dir / kFiles[kPart])
+                                                     : std::string();
+  if (part.size() < kPrefix + 24 + 8) return;
+  const std::uint64_t header_hash = maskgat::detail::fnv1a(header);
+  std::memcpy(part.data() + kPrefix + 16, &header_hash, sizeof(header_hash));
+  const std::uint64_t part_hash =
+      maskgat::detail::fnv1a(std::string_view(part).substr(kPrefix, part.size() - kPrefix - 8));
+  std::memcpy(part.data() + part.size() - 8, &part_hash, sizeof(part_hash));
+  maskgat::fuzz::write_input(part, "store/part");
 }
 
 void run(const maskgat::Dataset& data) {
@@ -103,5 +129,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.limits.max_nodes = 1 << 14;
   options.limits.max_edges = 1 << 17;
   options.limits.max_features = 1 << 10;
+  if (fs::exists(dir / kFiles[kPart])) {
+    return maskgat::fuzz::accept_errors([&] {
+      const maskgat::GraphPart part = maskgat::open_part(dir, options);
+      for (maskgat::NodeId k = 0; k < part.data.graph.num_nodes(); ++k) (void)part.global_id(k);
+      run(part.data);
+    });
+  }
   return maskgat::fuzz::accept_errors([&] { run(maskgat::open_store(dir, options)); });
 }

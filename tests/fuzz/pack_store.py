@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Packs a graph store's directory into one input of the `store` fuzz target (fuzz_store.cpp):
-each file as a byte naming it, its length (32 bits, little-endian) and its bytes, the header
-first, then a last byte 1 so that the target seals the store (recomputes its checksums).
+"""Packs a graph store's directory (a part of a partition too) into one input of the `store`
+fuzz target (fuzz_store.cpp): each file as a byte naming it, its length (32 bits,
+little-endian) and its bytes, the header first, then a last byte 1 so that the target seals the
+store (recomputes its checksums).
 
     pack_store.py STORE_DIR OUTPUT_FILE
 """
@@ -13,7 +14,7 @@ import sys
 FILES = ["header", "in_offsets.bin", "in_sources.bin", "weights.bin", "out_offsets.bin",
          "out_targets.bin", "out_edge_ids.bin", "labels.bin", "split.bin", "features.bin",
          "feature_offsets.bin", "feature_columns.bin", "feature_values.bin",
-         "node_name_offsets.bin", "node_name_bytes.bin"]
+         "node_name_offsets.bin", "node_name_bytes.bin", "part"]
 
 
 def main():
