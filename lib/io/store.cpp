@@ -178,6 +178,11 @@ std::vector<std::string> node_names_of(const fs::path& dir, const StoreHeader& h
       fail(path, "decreases at node " + std::to_string(i) + ": " + std::to_string(offsets[at]) +
                      " then " + std::to_string(offsets[at + 1]));
     }
+    // Checked at every node, not only at the end: a later decrease would come too late.
+    if (offsets[at + 1] > static_cast<std::int64_t>(bytes.size())) {
+      fail(path, "runs past the names' " + std::to_string(bytes.size()) + " bytes at node " +
+                     std::to_string(i) + ": " + std::to_string(offsets[at + 1]));
+    }
     names.emplace_back(bytes.data() + offsets[at],
                        static_cast<std::size_t>(offsets[at + 1] - offsets[at]));
   }

@@ -335,6 +335,21 @@ TEST_SUITE("unit") {
     forge_array(dir, "labels", labels);
     CHECK(error_of(dir) == "store: " + (dir / "labels.bin").string() +
                                ": node 9 has label 7, expected -1 (none) or a class id in [0, 3)");
+    // A name's end past the names' bytes, though the last offset is right (found by fuzzing).
+    Dataset named = data;
+    for (std::size_t i = 0; i < named.node_names.size(); ++i) {
+      named.node_names[i] = "n" + std::to_string(i);
+    }
+    dir = maskgat::test::scratch_dir("store_hostile_names") / "store";
+    maskgat::write_store(named, dir, false);
+    std::string name_offsets = read_bytes(dir / "node_name_offsets.bin");
+    const std::int64_t far = 1 << 20;
+    std::memcpy(name_offsets.data() + 8, &far, sizeof(far));
+    forge_array(dir, "node_name_offsets", name_offsets);
+    CHECK(error_of(dir) == "store: " + (dir / "node_name_offsets.bin").string() +
+                               ": runs past the names' " +
+                               std::to_string(read_bytes(dir / "node_name_bytes.bin").size()) +
+                               " bytes at node 0: 1048576");
     maskgat::StoreOptions small;
     small.limits.max_nodes = 100;
     CHECK(error_of(good, small) == "store: " + (good / "header").string() +
