@@ -86,10 +86,8 @@ std::string per_part(const std::vector<std::int64_t>& values) {
 }  // namespace
 
 void add_partition_command(CLI::App& app, PartitionOptions& options) {
-  auto* command =
-      app.add_subcommand("partition",
-                         "Split a graph into METIS parts, one graph store per part, for training "
-                         "across processes");
+  auto* command = app.add_subcommand(
+      "partition", "Split a graph into METIS parts, one graph store per part with its halo");
   add_data_options(*command, options.data);
   command->add_option("--parts", options.parts, "Number of parts P")
       ->required()

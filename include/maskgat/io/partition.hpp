@@ -1,8 +1,8 @@
 #pragma once
 /// @file
-/// A graph split into parts for owner-computes training across processes: nodes renumbered so
-/// that each part's are contiguous, and one graph store per part holding its nodes, the in-edges
-/// of its nodes and the remote sources those read (its halo), with their owners.
+/// A graph split into parts that each own their nodes and the in-edges into them: nodes
+/// renumbered so that each part's are contiguous, and one graph store per part holding its nodes,
+/// the in-edges of its nodes and the remote sources those read (its halo), with their owners.
 
 #include <cstdint>
 #include <filesystem>
