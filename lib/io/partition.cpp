@@ -207,6 +207,7 @@ PartitionStats write_partition(const Dataset& dataset, std::span<const std::int3
         }
       }
     }
+    // One entry per remote in-edge until deduplicated: the part's share of the cut.
     stats.cut_edges += static_cast<EdgeId>(halo.size());
     std::sort(halo.begin(), halo.end());
     halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
