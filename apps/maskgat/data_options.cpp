@@ -87,7 +87,7 @@ void say_verbose(const RunOptions& run, const std::string& line) {
   if (run.verbose) std::cerr << line << '\n';
 }
 
-void add_data_options(CLI::App& command, DataOptions& options) {
+void add_data_options(CLI::App& command, DataOptions& options, CLI::Option* instead) {
   auto& files = options.files;
   auto& load = options.load;
   auto& limits = load.read.limits;
@@ -194,10 +194,14 @@ void add_data_options(CLI::App& command, DataOptions& options) {
                   "Reader limit: nesting in GraphML and DOT files")
       ->check(integer_at_least(1))
       ->capture_default_str();
-  command.callback([dataset, graph, npz, store] {
-    if (dataset->count() == 0 && graph->count() == 0 && npz->count() == 0 &&
-        store->count() == 0) {
-      throw CLI::RequiredError("--dataset, --graph, --npz or --store");
+  if (instead != nullptr) {
+    for (CLI::Option* source : {dataset, graph, npz, store}) instead->excludes(source);
+  }
+  command.callback([dataset, graph, npz, store, instead] {
+    if (dataset->count() == 0 && graph->count() == 0 && npz->count() == 0 && store->count() == 0 &&
+        (instead == nullptr || instead->count() == 0)) {
+      throw CLI::RequiredError("--dataset, --graph, --npz or --store" +
+                               (instead == nullptr ? "" : " (or " + instead->get_name() + ")"));
     }
   });
 }

@@ -68,8 +68,10 @@ void say_verbose(const RunOptions& run, const std::string& line);
 
 // Registers `--dataset`, `--data-dir`, `--source`, `--graph`, `--npz`, `--store`, `--verify`,
 // `--format`, `--features`, `--labels`, `--split`, `--undirected`, `--numeric-ids`,
-// `--num-nodes`, `--strict`, `--seed` and the reader limits on `command`.
-void add_data_options(CLI::App& command, DataOptions& options);
+// `--num-nodes`, `--strict`, `--seed` and the reader limits on `command`. `instead`, when given,
+// is an option that reads the data another way (train's --partitions): it excludes the four
+// sources and satisfies the need for one.
+void add_data_options(CLI::App& command, DataOptions& options, CLI::Option* instead = nullptr);
 
 // The data directory when neither `--data-dir` nor $MASKGAT_DATA_DIR gives one: the source
 // tree's datasets/ for a maskgat run from its build tree, else ${XDG_DATA_HOME:-~/.local/share}/

@@ -1,8 +1,11 @@
 #include "train.hpp"
 
+#include <sys/resource.h>
 #include <tbb/global_control.h>
 #include <unistd.h>
 
+#include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -13,8 +16,10 @@
 
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/output_file.hpp"
+#include "maskgat/io/partition.hpp"
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/trainer.hpp"
+#include "mpi_communicator.hpp"
 #include "outputs.hpp"
 #include "plot.hpp"
 
@@ -118,12 +123,141 @@ void check_resume_options(const TrainCommandOptions& options) {
   }
 }
 
+// `train --partitions DIR` under mpirun: rank r trains on DIR/part-r (`maskgat partition`
+// writes them), every rank computing its own nodes; rank 0 alone reports and writes. An error on
+// any rank is printed with the rank and ends the whole job (MPI_Abort), so no rank waits on one
+// that has stopped.
+int run_train_on_partitions(const TrainCommandOptions& options) {
+  const DataOptions& data = options.data;
+  if (options.runs != 1 || options.plot || options.split_out || options.batch_size ||
+      options.positional) {
+    throw InvalidArgument(
+        "--partitions trains one run on the whole graph; --runs, --plot, --split-out, "
+        "--batch-size and --pe are not available with it");
+  }
+  if (options.resume) check_resume_options(options);
+  const std::unique_ptr<Communicator> comm = start_mpi();
+  const int rank = comm->rank();
+  RunOptions output = options.run;
+  output.quiet = output.quiet || rank != 0;  // the other ranks print errors only
+  output.json = output.json && rank == 0;
+  try {
+    OutputPlan outputs(output.force);
+    if (rank == 0 && options.metrics_json) {
+      outputs.add_output("--metrics-json", *options.metrics_json);
+    }
+    if (rank == 0 && options.save) outputs.add_output("--save", *options.save);
+    if (options.resume) outputs.add_input("--resume", *options.resume);
+    outputs.check();
+    const auto threads = limit_threads(output);
+    StoreOptions store;
+    store.verify_features = data.verify_store;
+    store.limits = data.load.read.limits;
+    const GraphPart part = open_part(*options.partitions / ("part-" + std::to_string(rank)), store);
+    if (part.parts != comm->size()) {
+      throw InvalidArgument("--partitions: " + options.partitions->string() + " holds " +
+                            std::to_string(part.parts) + " parts, the job runs " +
+                            std::to_string(comm->size()) + " processes; run it with mpirun -np " +
+                            std::to_string(part.parts));
+    }
+    std::optional<train::Checkpoint> resumed;
+    if (options.resume) {
+      resumed = train::load_checkpoint(*options.resume, data.load.read.limits);
+      resumed->options.max_parameters = options.limits.max_parameters;
+      resumed->options.max_activations = options.limits.max_activations;
+    }
+    const train::TrainOptions train_options =
+        resumed ? resumed->options : recipe(options, data.load.seed);
+    train::check_model_size(train_options, part.data);
+    train::Trainer trainer = resumed
+                                 ? train::Trainer(part, *comm, *resumed,
+                                                  options.epochs.value_or(resumed->options.epochs))
+                                 : train::Trainer(part, *comm, train_options);
+    Progress progress(output, 0, 1, train_options);
+    const std::int64_t first_epoch = resumed ? resumed->state.epoch : 0;
+    const std::int64_t bytes_before = comm->bytes_sent();
+    const double communicating_before = comm->seconds_communicating();
+    const auto start = std::chrono::steady_clock::now();
+    const train::FitResult result = trainer.fit(progress);
+    progress.finish();
+    // What each rank measured over the training (its epochs and the final evaluation): peak RSS,
+    // bytes sent per epoch, and the share of the time spent in communication calls.
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const auto epochs_trained =
+        static_cast<double>(std::max<std::int64_t>(result.epochs - first_epoch, 1));
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const std::array<double, 3> mine = {
+        static_cast<double>(usage.ru_maxrss) * 1024.0,
+        static_cast<double>(comm->bytes_sent() - bytes_before) / epochs_trained,
+        (comm->seconds_communicating() - communicating_before) / seconds};
+    const std::vector<double> ranks = all_gather<double>(*comm, mine);
+    if (rank != 0) return 0;
+    if (options.save) {
+      train::save_checkpoint(*options.save, trainer.checkpoint(), output.force);
+      say(output, "saved the model to " + options.save->string());
+    }
+    const std::string name =
+        part.data.name + " " + nn::attention_kind_name(train_options.model.attention);
+    nlohmann::ordered_json out = {
+        {"command", "train"},
+        {"dataset", part.data.name},
+        {"attention", nn::attention_kind_name(train_options.model.attention)},
+        {"parts", part.parts},
+        {"seed", train_options.seed},
+        {"epochs", result.epochs},
+        {"best_epoch", result.best_epoch},
+        {"val_acc", result.val_nodes > 0 ? nlohmann::ordered_json(result.val_accuracy)
+                                         : nlohmann::ordered_json(nullptr)},
+        {"test_acc", result.test_nodes > 0 ? nlohmann::ordered_json(result.test_accuracy)
+                                           : nlohmann::ordered_json(nullptr)},
+        {"ms_per_epoch", result.ms_per_epoch}};
+    nlohmann::ordered_json per_rank = nlohmann::ordered_json::array();
+    for (std::size_t r = 0; r * 3 < ranks.size(); ++r) {
+      per_rank.push_back({{"rank", r},
+                          {"peak_rss_mb", ranks[3 * r] / 1e6},
+                          {"bytes_sent_per_epoch", ranks[3 * r + 1]},
+                          {"communication_share", ranks[3 * r + 2]}});
+    }
+    out["ranks"] = per_rank;
+    const std::string json = json_text(out, output);
+    if (output.json) {
+      std::cout << json << '\n';
+    } else if (!output.quiet) {
+      std::cout << name << " on " << part.parts << (part.parts == 1 ? " part" : " parts")
+                << ": test accuracy "
+                << (result.test_nodes > 0 ? fixed(100.0 * result.test_accuracy, 2) + " %"
+                                          : std::string("none (no test nodes)"))
+                << ", " << result.epochs << " epochs, best epoch " << result.best_epoch << ", "
+                << fixed(result.ms_per_epoch, 2) << " ms per epoch\n";
+      for (std::size_t r = 0; r * 3 < ranks.size(); ++r) {
+        std::cout << "rank " << r << ": peak RSS " << fixed(ranks[3 * r] / 1e6, 0) << " MB, "
+                  << fixed(ranks[3 * r + 1] / 1e6, 3) << " MB sent per epoch, "
+                  << fixed(100.0 * ranks[3 * r + 2], 1) << " % of the time communicating\n";
+      }
+    }
+    if (options.metrics_json) {
+      write_file_atomically(*options.metrics_json, json + "\n", output.force);
+      say(output, "wrote the metrics to " + options.metrics_json->string());
+    }
+    return 0;
+  } catch (const std::exception& error) {
+    std::cerr << "error: rank " << rank << " of " << comm->size() << ": " << error.what() << '\n';
+    abort_mpi(dynamic_cast<const InvalidArgument*>(&error) != nullptr ? 2 : 1);
+  }
+}
+
 }  // namespace
 
 void add_train_command(CLI::App& app, TrainCommandOptions& options) {
   auto* command = app.add_subcommand(
       "train", "Train a graph attention network for node classification (the GAT paper's recipe)");
-  add_data_options(*command, options.data);
+  auto* partitions = command->add_option(
+      "--partitions", options.partitions,
+      "Train across processes under mpirun -np P: rank r trains on DIR/part-r of the P parts "
+      "maskgat partition wrote");
+  add_data_options(*command, options.data, partitions);
   command
       ->add_option("--recipe", options.recipe,
                    "Settings the other options start from: paper (the GAT paper's for the "
@@ -229,11 +363,13 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
       "  maskgat train --dataset cora --plot curves.png   # and curves.csv\n"
       "  maskgat train --dataset cora --resume cora.ckpt --epochs 100 --save cora2.ckpt\n"
       "  maskgat train --dataset synthetic:nodes=1000000 --batch-size 1024 --fanout 10,10\n"
+      "  mpirun -np 4 maskgat train --partitions cora.parts --epochs 200\n"
       "  maskgat train --graph edges.txt --features features.csv --labels labels.txt "
       "--undirected");
 }
 
 int run_train(TrainCommandOptions& options) {
+  if (options.partitions) return run_train_on_partitions(options);
   if ((options.save || options.resume || options.plot) && options.runs != 1) {
     throw InvalidArgument("--save, --resume and --plot work on one run; got --runs " +
                           std::to_string(options.runs));

@@ -24,6 +24,7 @@ struct TrainCommandOptions {
   bool same_split = false;  // --same-split: every run on the first run's random split
   ModelLimits limits;
   std::optional<std::filesystem::path> metrics_json, save, resume, plot, split_out;
+  std::optional<std::filesystem::path> partitions;  // --partitions: part r on MPI rank r
   RunOptions run;
 };
 

@@ -4,11 +4,13 @@
 /// sparse attention ops, the layers and the model, Adam, training, checkpoints and prediction,
 /// positional encodings, and the version.
 
+#include "maskgat/core/communicator.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/core/random.hpp"
 #include "maskgat/core/schedule.hpp"
 #include "maskgat/core/tensor.hpp"
 #include "maskgat/core/types.hpp"
+#include "maskgat/export.hpp"
 #include "maskgat/graph/bgl.hpp"
 #include "maskgat/graph/build.hpp"
 #include "maskgat/graph/graph.hpp"
@@ -45,10 +47,10 @@
 #include "maskgat/ops/spmm.hpp"
 #include "maskgat/optim/adam.hpp"
 #include "maskgat/train/checkpoint.hpp"
+#include "maskgat/train/halo_exchange.hpp"
 #include "maskgat/train/layerwise.hpp"
 #include "maskgat/train/metrics.hpp"
 #include "maskgat/train/predictor.hpp"
 #include "maskgat/train/trainer.hpp"
 #include "maskgat/transforms/positional.hpp"
-#include "maskgat/export.hpp"
 #include "maskgat/version.hpp"

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/detail/binary_record.hpp"
 #include "io/detail/normalization.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/bgl.hpp"
@@ -83,6 +84,20 @@ bool detail::normalizes_rows(FeatureNormalization rule, bool has_negative, Notes
   if (rule != FeatureNormalization::kAuto) return rule == FeatureNormalization::kRows;
   if (has_negative) notes.push_back("features have negative entries, so rows are not normalised");
   return !has_negative;
+}
+
+DatasetFingerprint fingerprint(const Dataset& dataset) {
+  std::string nodes;
+  for (std::size_t i = 0; i < dataset.node_names.size(); ++i) {
+    nodes += dataset.node_names[i];
+    nodes += '\0';
+    const std::int32_t label = i < dataset.labels.size() ? dataset.labels[i] : -1;
+    nodes.append(reinterpret_cast<const char*>(&label), sizeof(label));
+  }
+  std::string parts;
+  parts.reserve(dataset.split.size());
+  for (const SplitPart part : dataset.split) parts += static_cast<char>(part);
+  return {detail::fnv1a(nodes), detail::fnv1a(parts)};
 }
 
 void normalize_features(Dataset& dataset, FeatureNormalization rule) {

@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kPartReader = "partition";
 constexpr std::string_view kPartFile = "part";
-constexpr detail::Frame kPartFrame{"MGATPART", 1, "part file (it", "partition the data again"};
+constexpr detail::Frame kPartFrame{"MGATPART", 2, "part file (it", "partition the data again"};
 
 std::string part_name(std::int32_t part) { return "part-" + std::to_string(part); }
 
@@ -39,6 +39,10 @@ struct PartRecord {
   std::vector<NodeId> offsets;
   std::vector<NodeId> halo;
   std::vector<std::int32_t> owners;
+  std::vector<NodeId> origins;
+  std::vector<EdgeId> first_edges;
+  std::vector<std::int64_t> first_entries;
+  DatasetFingerprint whole;
 };
 
 void write_part_record(const fs::path& store, const PartRecord& record) {
@@ -50,6 +54,11 @@ void write_part_record(const fs::path& store, const PartRecord& record) {
   payload.array(record.offsets);
   payload.array(record.halo);
   payload.array(record.owners);
+  payload.array(record.origins);
+  payload.array(record.first_edges);
+  payload.array(record.first_entries);
+  payload.scalar(record.whole.nodes);
+  payload.scalar(record.whole.split);
   write_file_atomically(store / kPartFile, detail::framed(kPartFrame, payload), false);
 }
 
@@ -77,6 +86,11 @@ PartRecord read_part_record(const fs::path& store, std::int64_t max_bytes) {
   record.offsets = in.array<NodeId>();
   record.halo = in.array<NodeId>();
   record.owners = in.array<std::int32_t>();
+  record.origins = in.array<NodeId>();
+  record.first_edges = in.array<EdgeId>();
+  record.first_entries = in.array<std::int64_t>();
+  record.whole.nodes = in.scalar<std::uint64_t>();
+  record.whole.split = in.scalar<std::uint64_t>();
   in.finish();
   return record;
 }
@@ -129,6 +143,30 @@ void check_part(const fs::path& path, const PartRecord& record, const Dataset& d
     if (data.graph.in_degree(static_cast<NodeId>(own + static_cast<NodeId>(k))) != 0) {
       fail(path, "halo node " + std::to_string(node) + " has in-edges in the store");
     }
+  }
+  const auto local = static_cast<std::size_t>(own + halo);
+  const bool sparse = data.features.cols() > 0 && data.features.is_sparse();
+  if (record.origins.size() != local ||
+      record.first_edges.size() != static_cast<std::size_t>(own) ||
+      record.first_entries.size() != (sparse ? local : 0)) {
+    fail(path, "holds " + std::to_string(record.origins.size()) + " origins, " +
+                   std::to_string(record.first_edges.size()) + " first edges and " +
+                   std::to_string(record.first_entries.size()) + " first entries, expected " +
+                   std::to_string(local) + ", " + std::to_string(own) + " and " +
+                   std::to_string(sparse ? local : 0));
+  }
+  std::vector<NodeId> origins(record.origins);
+  std::sort(origins.begin(), origins.end());
+  if (!origins.empty() && (origins.front() < 0 || origins.back() >= record.global_nodes ||
+                           std::adjacent_find(origins.begin(), origins.end()) != origins.end())) {
+    fail(path,
+         "origins must be distinct node ids in [0, " + std::to_string(record.global_nodes) + ")");
+  }
+  const auto negative = [](const auto& values) {
+    return std::any_of(values.begin(), values.end(), [](std::int64_t v) { return v < 0; });
+  };
+  if (negative(record.first_edges) || negative(record.first_entries)) {
+    fail(path, "a first edge or first entry number is negative");
   }
 }
 
@@ -187,6 +225,20 @@ PartitionStats write_partition(const Dataset& dataset, std::span<const std::int3
       global[static_cast<std::size_t>(v)] = g;
     }
   }
+
+  // The numbers the whole graph gives each node's first attention entry (its in-edges with the
+  // self-loop the models add, `masks::from_graph`) and first stored feature entry, so that a part
+  // can draw the same dropout as the whole graph.
+  std::vector<EdgeId> first_edge(static_cast<std::size_t>(n) + 1, 0);
+  for (NodeId v = 0; v < n; ++v) {
+    const auto sources = graph.in_neighbors(v);
+    const bool looped = std::binary_search(sources.begin(), sources.end(), v);
+    first_edge[static_cast<std::size_t>(v) + 1] = first_edge[static_cast<std::size_t>(v)] +
+                                                  static_cast<EdgeId>(sources.size()) +
+                                                  (looped ? 0 : 1);
+  }
+  const bool sparse = dataset.features.cols() > 0 && dataset.features.is_sparse();
+  const DatasetFingerprint whole = fingerprint(dataset);
 
   PartitionStats stats;
   detail::StoreDirectory out(dir, overwrite, part_name(0) + "/" + std::string(kPartFile),
@@ -286,6 +338,16 @@ PartitionStats write_partition(const Dataset& dataset, std::span<const std::int3
       record.owners[k] = owner[static_cast<std::size_t>(order[static_cast<std::size_t>(halo[k])])];
     }
     record.halo = std::move(halo);
+    record.origins = nodes;
+    record.whole = whole;
+    for (NodeId k = 0; k < own; ++k) {
+      record.first_edges.push_back(
+          first_edge[static_cast<std::size_t>(nodes[static_cast<std::size_t>(k)])]);
+    }
+    if (sparse) {
+      const auto outer = dataset.features.view().sparse().outerIndexPtr();
+      for (const NodeId v : nodes) record.first_entries.push_back(outer[v]);
+    }
     write_part_record(store, record);
     stats.nodes.push_back(own);
     stats.in_edges.push_back(in_edges);
@@ -312,6 +374,10 @@ GraphPart open_part(const fs::path& dir, const StoreOptions& options) {
   result.offsets = std::move(record.offsets);
   result.halo = std::move(record.halo);
   result.halo_owners = std::move(record.owners);
+  result.origins = std::move(record.origins);
+  result.first_edges = std::move(record.first_edges);
+  result.first_entries = std::move(record.first_entries);
+  result.whole = record.whole;
   return result;
 }
 

@@ -46,7 +46,7 @@ void BasicDotAttentionConv<T>::forward(const Graph& graph, InputRef<T> x, Mode m
   detail::project(*store_, query_, x, cache.query);
   detail::project(*store_, key_, x, cache.key);
   detail::project(*store_, value_, x, cache.value);
-  cache.dropout = detail::dropout_for(mode, options_.dropout, rng);
+  cache.dropout = detail::dropout_for(mode, options_.dropout, rng, cache.dropout.numbers);
   const auto score = dot_score<T>(cache, options_);
   ops::attention(graph, score, cache.value, cache.dropout, cache.alpha,
                  detail::heads_target(options_.concat, options_.heads, out, cache.heads_out),

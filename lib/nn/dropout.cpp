@@ -32,12 +32,23 @@ void apply_mask(const Eigen::Ref<const RowMatrix<T>>& in, const DropoutKey& key,
   const std::int64_t width = in.cols();
   const T* source = in.data();
   T* target = out.data();
-  maskgat::detail::for_each_block(in.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+  ops::detail::check_numbers(where, key, in.rows(), "row");
+  // Elements [k, last) of the layout, numbered from `number` on.
+  const auto scale = [&](std::int64_t k, std::int64_t last, std::int64_t number) {
     T factors[kChunk];
-    for (std::int64_t k = begin * width; k < end * width; k += kChunk) {
-      const std::int64_t count = std::min(kChunk, end * width - k);
-      mask.fill(static_cast<std::uint64_t>(k), count, factors);
+    for (; k < last; k += kChunk, number += kChunk) {
+      const std::int64_t count = std::min(kChunk, last - k);
+      mask.fill(static_cast<std::uint64_t>(number), count, factors);
       for (std::int64_t c = 0; c < count; ++c) target[k + c] = source[k + c] * factors[c];
+    }
+  };
+  maskgat::detail::for_each_block(in.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+    if (key.numbers.empty()) {
+      scale(begin * width, end * width, begin * width);
+      return;
+    }
+    for (std::int64_t row = begin; row < end; ++row) {
+      scale(row * width, (row + 1) * width, key.numbers[static_cast<std::size_t>(row)]);
     }
   });
 }
@@ -109,9 +120,17 @@ void dropout(const Eigen::Ref<const RowSparse<std::type_identity_t<T>>>& x, cons
   // entries at their offsets.
   const auto entries = static_cast<std::size_t>(x.nonZeros());
   const std::unique_ptr<std::uint8_t[]> kept(new std::uint8_t[entries]);
+  ops::detail::check_numbers("dropout", key, x.rows(), "row");
   const auto count_block = [&, outer, kept_outer](std::int64_t begin, std::int64_t end) {
-    mask.fill_kept(static_cast<std::uint64_t>(outer[begin]), outer[end] - outer[begin],
-                   kept.get() + outer[begin]);
+    if (key.numbers.empty()) {
+      mask.fill_kept(static_cast<std::uint64_t>(outer[begin]), outer[end] - outer[begin],
+                     kept.get() + outer[begin]);
+    } else {
+      for (std::int64_t row = begin; row < end; ++row) {
+        mask.fill_kept(static_cast<std::uint64_t>(key.numbers[static_cast<std::size_t>(row)]),
+                       outer[row + 1] - outer[row], kept.get() + outer[row]);
+      }
+    }
     for (std::int64_t row = begin; row < end; ++row) {
       Index count = 0;
       for (auto k = outer[row]; k < outer[row + 1]; ++k) count += kept[k];

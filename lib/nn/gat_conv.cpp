@@ -34,7 +34,7 @@ void BasicGatConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng&
   detail::project(*store_, lin_, x, cache.h);
   ops::detail::head_scores<T>(cache.h, store_->value(att_src_), store_->value(att_dst_), cache.src,
                               cache.dst);
-  cache.dropout = detail::dropout_for(mode, options_.dropout, rng);
+  cache.dropout = detail::dropout_for(mode, options_.dropout, rng, cache.dropout.numbers);
   const ops::AdditiveScore<T> score{cache.src, cache.dst, static_cast<T>(options_.negative_slope)};
   detail::attend(*store_, options_, mask, score, cache.h, x, residual_, bias_, cache, out, rows);
 }

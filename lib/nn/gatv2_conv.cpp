@@ -35,7 +35,7 @@ void BasicGatV2Conv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rn
   const Graph& mask = detail::forward_mask(graph, options_.add_self_loops, cache.looped);
   detail::project(*store_, src_, x, cache.src);
   if (dst_) detail::project(*store_, *dst_, x, cache.dst);
-  cache.dropout = detail::dropout_for(mode, options_.dropout, rng);
+  cache.dropout = detail::dropout_for(mode, options_.dropout, rng, cache.dropout.numbers);
   const ops::GatV2Score<T> score{cache.src, dst_ ? cache.dst : cache.src, store_->value(att_),
                                  static_cast<T>(options_.negative_slope)};
   detail::attend(*store_, options_, mask, score, cache.src, x, residual_, bias_, cache, out, rows);

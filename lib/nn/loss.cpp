@@ -46,14 +46,20 @@ void softmax(const RowMatrix<T>& logits, RowMatrix<T>& out) {
 
 template <typename T>
 double nll_loss(const RowMatrix<T>& logits, std::span<const std::int32_t> labels,
-                std::span<const NodeId> nodes, RowMatrix<T>* grad) {
+                std::span<const NodeId> nodes, RowMatrix<T>* grad, std::int64_t mean_over) {
   if (nodes.empty()) throw InvalidArgument("nll_loss: no nodes to average over");
+  if (mean_over < 0) {
+    throw InvalidArgument("nll_loss: mean_over is " + std::to_string(mean_over) +
+                          ", expected 0 or a count");
+  }
+  const auto count =
+      static_cast<double>(mean_over > 0 ? mean_over : static_cast<std::int64_t>(nodes.size()));
   const std::int64_t classes = logits.cols();
   if (grad != nullptr) {
     ops::detail::resize_buffer(*grad, logits.rows(), classes);
     grad->setZero();
   }
-  const T scale = T(1) / static_cast<T>(nodes.size());
+  const T scale = T(1) / static_cast<T>(count);
   double total = 0.0;
   for (const NodeId node : nodes) {
     if (node < 0 || node >= logits.rows() || static_cast<std::size_t>(node) >= labels.size()) {
@@ -75,14 +81,14 @@ double nll_loss(const RowMatrix<T>& logits, std::span<const std::int32_t> labels
       (*grad)(node, label) -= scale;
     }
   }
-  return total / static_cast<double>(nodes.size());
+  return total / count;
 }
 
 template void softmax<float>(const RowMatrix<float>&, RowMatrix<float>&);
 template void softmax<double>(const RowMatrix<double>&, RowMatrix<double>&);
 template double nll_loss<float>(const RowMatrix<float>&, std::span<const std::int32_t>,
-                                std::span<const NodeId>, RowMatrix<float>*);
+                                std::span<const NodeId>, RowMatrix<float>*, std::int64_t);
 template double nll_loss<double>(const RowMatrix<double>&, std::span<const std::int32_t>,
-                                 std::span<const NodeId>, RowMatrix<double>*);
+                                 std::span<const NodeId>, RowMatrix<double>*, std::int64_t);
 
 }  // namespace maskgat::nn

@@ -116,6 +116,23 @@ struct BasicModel<T>::Impl {
   std::vector<const Graph*> masks;          // of the current forward or backward, per layer
   // The rows each layer forms in the current forward, one vector per layer (none: every row).
   std::span<const std::vector<std::uint8_t>> rows;
+  BasicHalo<T>* halo = nullptr;  // see set_halo
+  // With a halo: the whole graph's number of each row's first element, per dense width.
+  std::vector<std::pair<std::int64_t, std::vector<std::int64_t>>> row_numbers;
+
+  // The numbers feature dropout gives the rows of a layer input `x` (none on a whole graph).
+  std::span<const std::int64_t> numbers_of(InputRef<T> x) {
+    if (halo == nullptr) return {};
+    if (x.is_sparse()) return halo->first_entries();
+    const std::int64_t width = x.cols();
+    for (const auto& [known, numbers] : row_numbers) {
+      if (known == width) return numbers;
+    }
+    std::vector<std::int64_t> numbers;
+    for (const NodeId origin : halo->origins()) numbers.push_back(origin * width);
+    row_numbers.emplace_back(width, std::move(numbers));
+    return row_numbers.back().second;
+  }
 
   // Points every layer at `mask`, on every row.
   void use(const Graph& mask) {
@@ -253,18 +270,26 @@ const RowMatrix<T>& BasicModel<T>::run_forward(InputRef<T> x, Mode mode, Rng& rn
     s.input_dropout[index] =
         train ? DropoutKey{s.options.dropout, rng.next_u64(), index} : DropoutKey{};
     if (index == 0) {
+      s.input_dropout[0].numbers = train ? s.numbers_of(x) : std::span<const std::int64_t>();
       if (train && x.is_sparse()) dropout(x.sparse(), s.input_dropout[0], s.sparse_input);
       if (train && !x.is_sparse()) dropout(x.dense(), s.input_dropout[0], s.dense_input);
     } else {
       RowMatrix<T>& input = s.inputs[index];
       elu(s.outputs[index - 1], s.masks[index]->num_nodes(), input);
-      if (train) dropout(input, s.input_dropout[index], input);
+      if (s.halo != nullptr) s.halo->fill(input);
+      if (train) {
+        s.input_dropout[index].numbers = s.numbers_of(input);
+        dropout(input, s.input_dropout[index], input);
+      }
     }
     std::visit(
         [&](const auto& layer) {
           using Cache = typename std::decay_t<decltype(layer)>::Cache;
-          layer.forward(*s.masks[index], s.input(index, x), mode, rng,
-                        std::get<Cache>(s.caches[index]), s.outputs[index], s.rows_of(index));
+          auto& cache = std::get<Cache>(s.caches[index]);
+          cache.dropout.numbers =
+              s.halo != nullptr ? s.halo->edge_numbers() : std::span<const std::int64_t>();
+          layer.forward(*s.masks[index], s.input(index, x), mode, rng, cache, s.outputs[index],
+                        s.rows_of(index));
         },
         s.layers[index]);
   }
@@ -289,6 +314,7 @@ void BasicModel<T>::run_backward(InputRef<T> x, const RowMatrix<T>& grad_logits)
         s.layers[index]);
     if (index == 0) break;
     dropout_backward(grad_input, s.input_dropout[index], grad_input);
+    if (s.halo != nullptr) s.halo->reduce(grad_input);
     multiply_by_elu_derivative(s.outputs[index - 1], grad_input);
     // Layer index read the first rows of the layer below's output; the others get no gradient.
     const std::int64_t below = s.masks[index - 1]->num_nodes();
@@ -321,6 +347,12 @@ const RowMatrix<T>& BasicModel<T>::forward_layer(std::int64_t layer, const Graph
   if (index + 1 == s.layers.size()) return s.outputs[index];
   elu(s.outputs[index], s.outputs[index].rows(), s.inputs[index + 1]);
   return s.inputs[index + 1];
+}
+
+template <typename T>
+void BasicModel<T>::set_halo(BasicHalo<T>* halo) noexcept {
+  impl_->halo = halo;
+  impl_->row_numbers.clear();
 }
 
 template <typename T>

@@ -424,18 +424,9 @@ DataRecord record_data(const Dataset& dataset) {
   DataRecord record;
   record.preparation = dataset.preparation;
   record.nodes = dataset.graph.num_nodes();
-  std::string nodes;
-  for (std::size_t i = 0; i < dataset.node_names.size(); ++i) {
-    nodes += dataset.node_names[i];
-    nodes += '\0';
-    const std::int32_t label = i < dataset.labels.size() ? dataset.labels[i] : -1;
-    nodes.append(reinterpret_cast<const char*>(&label), sizeof(label));
-  }
-  record.nodes_hash = fnv1a(nodes);
-  std::string parts;
-  parts.reserve(dataset.split.size());
-  for (const SplitPart part : dataset.split) parts += static_cast<char>(part);
-  record.split_hash = fnv1a(parts);
+  const DatasetFingerprint fingerprints = fingerprint(dataset);
+  record.nodes_hash = fingerprints.nodes;
+  record.split_hash = fingerprints.split;
   return record;
 }
 

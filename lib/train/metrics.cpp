@@ -1,6 +1,7 @@
 #include "maskgat/train/metrics.hpp"
 
 #include <string>
+#include <utility>
 
 #include "maskgat/core/error.hpp"
 
@@ -76,5 +77,14 @@ double ConfusionMatrix::macro_f1() const noexcept {
 
 template std::vector<std::int32_t> predict_classes<float>(const RowMatrix<float>&);
 template std::vector<std::int32_t> predict_classes<double>(const RowMatrix<double>&);
+
+void ConfusionMatrix::sum_over(Communicator& comm) {
+  std::vector<std::int64_t> values(counts_);
+  values.push_back(total_);
+  sum_in_rank_order<std::int64_t>(comm, values);
+  total_ = values.back();
+  values.pop_back();
+  counts_ = std::move(values);
+}
 
 }  // namespace maskgat::train

@@ -10,6 +10,8 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "core/detail/parallel.hpp"
 #include "maskgat/core/error.hpp"
@@ -17,6 +19,7 @@
 #include "maskgat/graph/sampler.hpp"
 #include "maskgat/nn/loss.hpp"
 #include "maskgat/train/checkpoint.hpp"
+#include "maskgat/train/halo_exchange.hpp"
 #include "maskgat/train/layerwise.hpp"
 
 namespace maskgat::train {
@@ -217,8 +220,11 @@ RowMatrix<float> logits_at(nn::Model& model, const Graph& mask, const FeatureMat
 }
 
 struct Trainer::Impl {
-  Impl(const Dataset& data, const TrainOptions& train_options)
+  Impl(const Dataset& data, const TrainOptions& train_options,
+       std::unique_ptr<HaloExchange> exchange, Communicator* group)
       : dataset(&data),
+        comm(group),
+        halo(std::move(exchange)),
         options(train_options),
         rng(train_options.seed),
         model(model_options(data, train_options), rng),
@@ -227,6 +233,23 @@ struct Trainer::Impl {
         val_nodes(data.nodes_in(SplitPart::kVal)),
         test_nodes(data.nodes_in(SplitPart::kTest)) {
     options.model = model.options();  // with the dataset's feature width and classes
+    train_count = count(train_nodes);
+    val_count = count(val_nodes);
+    test_count = count(test_nodes);
+    if (comm != nullptr) {
+      options.receptive_field = false;  // a part's steps run on its whole mask (saved so)
+      if (options.batch_size != 0 || options.positional.kind != transforms::EncodingKind::kNone) {
+        throw InvalidArgument(
+            "train: mini-batches and positional encodings do not run on a partition; train on "
+            "the whole graph for them");
+      }
+      model.set_halo(halo.get());
+      // Every layer forms the part's own rows: the halo's are their owners' to form.
+      const auto own = halo->own_rows();
+      train_rows.assign(static_cast<std::size_t>(options.model.layers),
+                        std::vector<std::uint8_t>(own.begin(), own.end()));
+      val_rows = train_rows;
+    }
     if (options.positional.kind != transforms::EncodingKind::kNone) {
       input = model_input(data, options);
       if (flips_signs(options)) {
@@ -239,6 +262,8 @@ struct Trainer::Impl {
       // Evaluation then runs layer by layer (`layerwise_logits`): the whole graph's mask and
       // activations are never formed unless attention is asked for.
       sampler.emplace(data.graph, batch_fanouts(options), options.seed);
+    } else if (comm != nullptr) {
+      // the part's rows, above
     } else if (auto field = node_field(options, whole_mask(), train_nodes,
                                        features(nn::Mode::kEval), data.labels)) {
       training = std::make_unique<TrainingField>(std::move(*field), options.model);
@@ -267,13 +292,39 @@ struct Trainer::Impl {
       throw InvalidArgument("train: patience is " + std::to_string(options.patience) +
                             ", expected 0 (no early stopping) or a positive count");
     }
-    if (train_nodes.empty()) throw InvalidArgument("train: the split has no training nodes");
+    if (train_count == 0) throw InvalidArgument("train: the split has no training nodes");
     const auto values = model.parameters().values();
     state.best_values.assign(values.begin(), values.end());
-    if (options.patience > 0 && val_nodes.empty()) {
+    if (options.patience > 0 && val_count == 0) {
       throw InvalidArgument(
           "train: the split has no validation nodes, which early stopping needs (use patience 0)");
     }
+  }
+
+  // The number of `nodes`, over every part on a partition.
+  std::int64_t count(std::span<const NodeId> nodes) const {
+    std::int64_t total = static_cast<std::int64_t>(nodes.size());
+    if (comm != nullptr) sum_in_rank_order<std::int64_t>(*comm, std::span(&total, 1));
+    return total;
+  }
+
+  // The mean loss and the confusion matrix of `logits` at `nodes` and, with `grad`, dL/dlogits
+  // of that mean loss; on a partition over every part's nodes, `total` of them.
+  std::pair<double, ConfusionMatrix> score(const RowMatrix<float>& logits,
+                                           std::span<const std::int32_t> labels,
+                                           std::span<const NodeId> nodes, std::int64_t total,
+                                           RowMatrix<float>* grad) {
+    ConfusionMatrix confusion(dataset->num_classes(), labels, predict_classes(logits), nodes);
+    if (comm == nullptr) return {nn::nll_loss(logits, labels, nodes, grad), std::move(confusion)};
+    double loss = 0.0;
+    if (!nodes.empty()) {
+      loss = nn::nll_loss(logits, labels, nodes, grad, total);
+    } else if (grad != nullptr) {
+      grad->setZero(logits.rows(), logits.cols());
+    }
+    sum_in_rank_order<double>(*comm, std::span(&loss, 1));
+    confusion.sum_over(*comm);
+    return {loss, std::move(confusion)};
   }
 
   // The model's input on the whole graph in evaluation (the stored encoding) and in training
@@ -358,16 +409,17 @@ struct Trainer::Impl {
     step_parameters.zero_grad();
     const RowMatrix<float>& logits = step.forward(rng);
     Update update;
-    update.loss = nn::nll_loss(logits, step.labels, step.train_nodes, &grad_logits);
+    const auto [loss, confusion] =
+        score(logits, step.labels, step.train_nodes, train_count, &grad_logits);
+    update.loss = loss;
     if (!std::isfinite(update.loss)) {
       throw Error("train: the training loss is " + std::to_string(update.loss) + " at " + where +
                   "; lower the learning rate or check the features");
     }
-    update.accuracy = ConfusionMatrix(dataset->num_classes(), step.labels, predict_classes(logits),
-                                      step.train_nodes)
-                          .accuracy();
+    update.accuracy = confusion.accuracy();
     step.backward(grad_logits);
     const auto grads = step_parameters.grads();
+    if (comm != nullptr) sum_in_rank_order(*comm, grads);
     if (!std::all_of(grads.begin(), grads.end(), [](float g) { return std::isfinite(g); })) {
       throw Error("train: a gradient is not finite at " + where +
                   "; lower the learning rate or check the features");
@@ -446,6 +498,13 @@ struct Trainer::Impl {
   // mini-batches, else on their receptive field or the whole graph (`logits_at`).
   RowMatrix<float> logits_of(std::span<const NodeId> nodes) {
     if (sampler) return layerwise_logits(model, dataset->graph, features(nn::Mode::kEval), nodes);
+    if (comm != nullptr) {  // a part runs on its whole mask, collectively
+      const RowMatrix<float>& all = evaluation_logits();
+      RowMatrix<float> rows(static_cast<Eigen::Index>(nodes.size()), all.cols());
+      for (std::size_t r = 0; r < nodes.size(); ++r)
+        rows.row(static_cast<Eigen::Index>(r)) = all.row(nodes[r]);
+      return rows;
+    }
     return logits_at(model, whole_mask(), features(nn::Mode::kEval), nodes);
   }
 
@@ -478,6 +537,8 @@ struct Trainer::Impl {
   }
 
   const Dataset* dataset;
+  Communicator* comm;                  // on a partition: the group of its parts; else null
+  std::unique_ptr<HaloExchange> halo;  // on a partition
   TrainOptions options;
   TrainingState state;
   Rng rng;
@@ -487,6 +548,10 @@ struct Trainer::Impl {
   std::vector<NodeId> train_nodes;
   std::vector<NodeId> val_nodes;
   std::vector<NodeId> test_nodes;
+  // The training, validation and test nodes, over every part on a partition.
+  std::int64_t train_count = 0;
+  std::int64_t val_count = 0;
+  std::int64_t test_count = 0;
   RowMatrix<float> grad_logits;
   FeatureMatrix input;        // with the positional encoding; 0 x 0 without one
   FeatureMatrix train_input;  // `input` with this step's sign flips (Laplacian encodings, no field)
@@ -509,7 +574,14 @@ struct Trainer::Impl {
 };
 
 Trainer::Trainer(const Dataset& dataset, const TrainOptions& options)
-    : impl_(std::make_unique<Impl>(dataset, options)) {}
+    : impl_(std::make_unique<Impl>(dataset, options, nullptr, nullptr)) {}
+Trainer::Trainer(const GraphPart& part, Communicator& comm, const TrainOptions& options)
+    : Trainer(std::make_unique<HaloExchange>(part, comm), comm, options) {}
+Trainer::Trainer(std::unique_ptr<HaloExchange> halo, Communicator& comm,
+                 const TrainOptions& options) {
+  const Dataset& data = halo->data();
+  impl_ = std::make_unique<Impl>(data, options, std::move(halo), &comm);
+}
 Trainer::~Trainer() = default;
 Trainer::Trainer(Trainer&&) noexcept = default;
 Trainer& Trainer::operator=(Trainer&&) noexcept = default;
@@ -534,12 +606,12 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
     stats.input_rows = update.input_rows;
     stats.train_milliseconds = elapsed_ms(start);
 
-    if (!s.val_nodes.empty()) {
+    if (s.val_count > 0) {
       const Impl::Scores val = s.validation_scores();
-      stats.val_loss = nn::nll_loss<float>(val.logits, val.labels, val.nodes);
-      stats.val_accuracy = ConfusionMatrix(s.dataset->num_classes(), val.labels,
-                                           predict_classes(val.logits), val.nodes)
-                               .accuracy();
+      const auto [loss, confusion] =
+          s.score(val.logits, val.labels, val.nodes, s.val_count, nullptr);
+      stats.val_loss = loss;
+      stats.val_accuracy = confusion.accuracy();
     }
     stats.milliseconds = elapsed_ms(start);
     total_ms += stats.milliseconds;
@@ -574,25 +646,26 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
   result.val_accuracy = state.best_val_accuracy;
   result.val_loss = state.best_val_loss;
   result.ms_per_epoch = epochs_run > 0 ? total_ms / static_cast<double>(epochs_run) : 0.0;
-  result.val_nodes = static_cast<std::int64_t>(s.val_nodes.size());
-  result.test_nodes = static_cast<std::int64_t>(s.test_nodes.size());
-  if (!s.test_nodes.empty()) result.test_accuracy = evaluate(SplitPart::kTest).accuracy;
+  result.val_nodes = s.val_count;
+  result.test_nodes = s.test_count;
+  if (s.test_count > 0) result.test_accuracy = evaluate(SplitPart::kTest).accuracy;
   return result;
 }
 
+namespace {
+
+// The options a resumed run trains with: the checkpoint's, with a new epoch limit.
+TrainOptions resumed(const Checkpoint& checkpoint, const Dataset& dataset, std::int64_t epochs) {
+  check_input_width(checkpoint, dataset);  // before the encoding is computed
+  TrainOptions options = checkpoint.options;
+  options.epochs = epochs;
+  return options;
+}
+
+}  // namespace
+
 Trainer::Trainer(const Dataset& dataset, const Checkpoint& checkpoint, std::int64_t epochs)
-    : Trainer(dataset, [&] {
-        check_input_width(checkpoint, dataset);  // before the encoding is computed
-        TrainOptions options = checkpoint.options;
-        options.epochs = epochs;
-        return options;
-      }()) {
-  Impl& s = *impl_;
-  if (checkpoint.class_names != dataset.class_names) {
-    throw InvalidArgument(
-        "checkpoint: the model was trained on " + std::to_string(checkpoint.class_names.size()) +
-        " classes that differ from the dataset's " + std::to_string(dataset.class_names.size()));
-  }
+    : Trainer(dataset, resumed(checkpoint, dataset, epochs)) {
   if (checkpoint.data) {
     const std::vector<std::string> differences = data_differences(*checkpoint.data, dataset, true);
     if (!differences.empty()) {
@@ -602,6 +675,22 @@ Trainer::Trainer(const Dataset& dataset, const Checkpoint& checkpoint, std::int6
       }
       throw InvalidArgument(message);
     }
+  }
+  restore(checkpoint);
+}
+
+Trainer::Trainer(const GraphPart& part, Communicator& comm, const Checkpoint& checkpoint,
+                 std::int64_t epochs)
+    : Trainer(part, comm, resumed(checkpoint, part.data, epochs)) {
+  restore(checkpoint);
+}
+
+void Trainer::restore(const Checkpoint& checkpoint) {
+  Impl& s = *impl_;
+  if (checkpoint.class_names != s.dataset->class_names) {
+    throw InvalidArgument(
+        "checkpoint: the model was trained on " + std::to_string(checkpoint.class_names.size()) +
+        " classes that differ from the dataset's " + std::to_string(s.dataset->class_names.size()));
   }
   auto& parameters = s.model.parameters();
   check_parameters(parameters, checkpoint.parameters, checkpoint.values.size());
@@ -637,14 +726,22 @@ Checkpoint Trainer::checkpoint() const {
   checkpoint.state.optimizer_second.assign(s.optimizer.second_moments().begin(),
                                            s.optimizer.second_moments().end());
   checkpoint.state.rng = s.rng.state();
-  checkpoint.data = record_data(*s.dataset);
+  if (s.halo) {
+    // The whole graph's record, as a run on it saves: the same on any number of parts.
+    const GraphPart& part = s.halo->part();
+    checkpoint.data =
+        DataRecord{s.dataset->preparation, part.global_nodes, part.whole.nodes, part.whole.split};
+  } else {
+    checkpoint.data = record_data(*s.dataset);
+  }
   return checkpoint;
 }
 
 SplitMetrics Trainer::evaluate(SplitPart part) {
   Impl& s = *impl_;
   const std::vector<NodeId> nodes = s.dataset->nodes_in(part);
-  if (nodes.empty()) {
+  const std::int64_t total = s.count(nodes);
+  if (total == 0) {
     throw InvalidArgument(std::string("evaluate: no node is in the ") + split_part_name(part) +
                           " split");
   }
@@ -664,10 +761,8 @@ SplitMetrics Trainer::evaluate(SplitPart part) {
       s.sampler ? std::span<const std::int32_t>(part_labels) : s.dataset->labels;
   const std::span<const NodeId> at = s.sampler ? std::span<const NodeId>(rows) : nodes;
   SplitMetrics metrics;
-  metrics.nodes = static_cast<std::int64_t>(nodes.size());
-  metrics.loss = nn::nll_loss<float>(logits, labels, at);
-  metrics.confusion =
-      ConfusionMatrix(s.dataset->num_classes(), labels, predict_classes(logits), at);
+  std::tie(metrics.loss, metrics.confusion) = s.score(logits, labels, at, total, nullptr);
+  metrics.nodes = metrics.confusion.total();
   metrics.accuracy = metrics.confusion.accuracy();
   metrics.macro_f1 = metrics.confusion.macro_f1();
   return metrics;

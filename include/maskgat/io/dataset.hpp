@@ -132,6 +132,18 @@ struct FileSources {
 /// @param rule    the normalisation
 MASKGAT_EXPORT void normalize_features(Dataset& dataset, FeatureNormalization rule);
 
+/// FNV-1a 64 fingerprints of a dataset: of its nodes (names and labels, in node order) and of its
+/// split (every node's part), as checkpoints record them (`train::DataRecord`).
+struct DatasetFingerprint {
+  std::uint64_t nodes = 0;  ///< of the node names and labels
+  std::uint64_t split = 0;  ///< of the split parts
+};
+
+/// The fingerprints of `dataset`. O(N) over its node names and split.
+/// @param dataset any dataset
+/// @return its fingerprints
+[[nodiscard]] MASKGAT_EXPORT DatasetFingerprint fingerprint(const Dataset& dataset);
+
 /// What may surprise in a graph read edge for edge: many nodes (5 % or more) that have out-edges
 /// but no in-edge other than a self-loop, so that they attend only to themselves; and an edge list
 /// in which 90 % or more of the edges have their reverse. `load_files` adds these notes when its

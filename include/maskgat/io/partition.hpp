@@ -40,7 +40,10 @@ struct PartitionStats {
 /// no split part. Beside the store's header, a file `part` records the part's index, the part
 /// count, the global node count, every part's offsets, the halo's global ids and owners, and the
 /// checksum of the store's header it belongs to (magic `MGATPART`, version, FNV-1a 64 of the
-/// payload). The directory is written beside `dir` and renamed into place.
+/// payload), and per node its id in `dataset` and the numbers `dataset`'s attention mask and
+/// sparse features give its first entries (`GraphPart::origins`, `first_edges`,
+/// `first_entries`), and the fingerprints of `dataset` (`fingerprint`). The directory is written
+/// beside `dir` and renamed into place.
 /// @param dataset   any dataset
 /// @param owner     the part of every node, each in [0, parts); every part must own a node
 /// @param parts     P >= 1
@@ -64,6 +67,18 @@ struct GraphPart {
   std::vector<NodeId> offsets;            ///< P+1: part q owns [offsets[q], offsets[q+1])
   std::vector<NodeId> halo;               ///< global id of local node own_nodes() + k
   std::vector<std::int32_t> halo_owners;  ///< the part that owns halo[k]
+  /// Per local node, its id in the partitioned dataset (the whole graph's numbering).
+  std::vector<NodeId> origins;
+  /// Per own node, the number the whole graph gives its first attention entry: its in-edges
+  /// with the self-loop models add (`masks::from_graph`), counted over the nodes before it in
+  /// the whole graph's order; with `first_entries`, what keeps dropout the same on any partition.
+  std::vector<EdgeId> first_edges;
+  /// Per local node, the position of its first stored feature entry in the whole graph's sparse
+  /// features; empty when the features are dense.
+  std::vector<std::int64_t> first_entries;
+  /// The fingerprints of the partitioned dataset (its `global_nodes` nodes in its order), which a
+  /// model trained on the parts records as its data.
+  DatasetFingerprint whole;
 
   /// The nodes this part owns (its first local nodes).
   /// @return offsets[part+1] - offsets[part]
@@ -83,7 +98,8 @@ struct GraphPart {
 /// opens it, and its `part` file, checked against the store and itself: the header checksum, the
 /// part index below the count, offsets from 0 to the global node count without decreasing, the
 /// own nodes and the halo adding up to the store's nodes, the halo ascending, outside the part's
-/// own range, each owned by the part its offsets give, and the halo nodes without in-edges.
+/// own range, each owned by the part its offsets give, the halo nodes without in-edges, origins
+/// distinct and in range, entry numbers not negative.
 /// @param dir     the part's directory
 /// @param options as for `open_store`
 /// @return the part

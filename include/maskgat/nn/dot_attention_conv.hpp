@@ -59,7 +59,9 @@ class MASKGAT_EXPORT BasicDotAttentionConv {
     /// @{
     RowMatrix<T> grad_heads, grad_query, grad_key, grad_value, workspace;
     /// @}
-    DropoutKey dropout;  ///< the dropout key of the forward
+    /// The attention-dropout key of the forward. Set its `numbers` (one per edge of the mask)
+    /// before `forward` to draw the mask a whole graph draws on a part of it.
+    DropoutKey dropout;
   };
 
   /// Registers and initialises the parameters in `store` under `name`, drawing from `rng`.

@@ -27,11 +27,16 @@ MASKGAT_EXPORT void softmax(const RowMatrix<T>& logits, RowMatrix<T>& out);
 /// @param labels N class ids
 /// @param nodes  the nodes to average over, each in [0, N) (a node listed twice counts twice)
 /// @param grad   null, or resized to N x K and overwritten with dL/dlogits
+/// @param mean_over the count the sum is divided by in place of |nodes| (0: |nodes|): a part of
+///                  a distributed run divides by every part's nodes, so the parts' losses and
+///                  gradients add up to the whole graph's
 /// @return L, accumulated in double precision
 /// @throws InvalidArgument when `nodes` is empty, a node is outside [0, N) or beyond `labels`,
-///         or its label is outside [0, K) (-1, unlabelled, included).
+///         or its label is outside [0, K) (-1, unlabelled, included), or `mean_over` is
+///         negative.
 template <typename T>
 MASKGAT_EXPORT double nll_loss(const RowMatrix<T>& logits, std::span<const std::int32_t> labels,
-                               std::span<const NodeId> nodes, RowMatrix<T>* grad = nullptr);
+                               std::span<const NodeId> nodes, RowMatrix<T>* grad = nullptr,
+                               std::int64_t mean_over = 0);
 
 }  // namespace maskgat::nn

@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "maskgat/core/communicator.hpp"
 #include "maskgat/core/tensor.hpp"
 #include "maskgat/core/types.hpp"
 #include "maskgat/export.hpp"
@@ -51,6 +52,10 @@ class MASKGAT_EXPORT ConfusionMatrix {
   /// node scores 0, as scikit-learn's `f1_score(average="macro", zero_division=0)`.
   /// @return in [0, 1]; 0 for the empty matrix
   [[nodiscard]] double macro_f1() const noexcept;
+  /// Replaces the counts by their sums over the ranks of `comm` (collective; every rank's matrix
+  /// must have the same classes), as distributed training adds up its parts' nodes.
+  /// @param comm the group
+  void sum_over(Communicator& comm);
 
  private:
   std::int32_t classes_ = 0;

@@ -8,8 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "maskgat/core/communicator.hpp"
 #include "maskgat/export.hpp"
 #include "maskgat/io/dataset.hpp"
+#include "maskgat/io/partition.hpp"
 #include "maskgat/nn/model.hpp"
 #include "maskgat/optim/adam.hpp"
 #include "maskgat/train/metrics.hpp"
@@ -18,6 +20,7 @@
 namespace maskgat::train {
 
 struct Checkpoint;
+class HaloExchange;
 
 /// Everything that defines a training run.
 struct TrainOptions {
@@ -186,6 +189,32 @@ class MASKGAT_EXPORT Trainer {
   ///         classes, feature width or parameters do not fit the dataset, or the dataset is not
   ///         prepared as the run's was (`data_differences`), naming what differs.
   Trainer(const Dataset& dataset, const Checkpoint& checkpoint, std::int64_t epochs);
+  /// A new run on one part of a partitioned graph (`open_part`), one process per part, rank r
+  /// holding part r: distributed full-graph training. Every rank computes its own nodes' rows and
+  /// in-edges; each hidden layer's input rows of the halo come from their owners
+  /// (`HaloExchange`), and their gradients go back to them; parameters are replicated, their
+  /// gradients summed over the ranks in rank order, so every rank takes the same Adam step.
+  /// Losses, accuracies and early stopping are over every part's nodes, and dropout draws the
+  /// whole graph's mask, so the run follows the single-process run on the whole graph without
+  /// receptive fields (`receptive_field = false`) up to the order of floating-point sums, on any
+  /// number of parts. Every method is collective; `predict_probabilities` and
+  /// `predicted_classes` give this part's rows (own nodes first). Checkpoints hold no data record.
+  /// @param part    this rank's part; must outlive the trainer
+  /// @param comm    the group, of `part.parts` ranks; must outlive the trainer
+  /// @param options the run's settings; mini-batches and positional encodings are not available
+  /// @throws as `Trainer(dataset, options)` (counting every part's training and validation
+  ///         nodes), InvalidArgument for a batch size or positional encoding, and what
+  ///         `HaloExchange` throws.
+  Trainer(const GraphPart& part, Communicator& comm, const TrainOptions& options);
+  /// Continues a run on a part, as `Trainer(dataset, checkpoint, epochs)` does on a whole graph;
+  /// the checkpoint may come from a run on any number of parts or on the whole graph.
+  /// @param part       this rank's part; must outlive the trainer
+  /// @param comm       the group, of `part.parts` ranks; must outlive the trainer
+  /// @param checkpoint e.g. from `load_checkpoint`
+  /// @param epochs     the new epoch limit, replacing the checkpoint's
+  /// @throws as `Trainer(part, comm, options)` and `Trainer(dataset, checkpoint, epochs)`.
+  Trainer(const GraphPart& part, Communicator& comm, const Checkpoint& checkpoint,
+          std::int64_t epochs);
   ~Trainer();
   /// Takes over another trainer; the moved-from one may only be assigned to or destroyed.
   Trainer(Trainer&&) noexcept;
@@ -247,6 +276,8 @@ class MASKGAT_EXPORT Trainer {
 
  private:
   struct Impl;
+  Trainer(std::unique_ptr<HaloExchange> halo, Communicator& comm, const TrainOptions& options);
+  void restore(const Checkpoint& checkpoint);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "maskgat/core/error.hpp"
@@ -166,9 +167,12 @@ void check_backward(const std::string& where, const Graph& graph, InputRef<T> x,
   grad_x->setZero();
 }
 
-inline DropoutKey dropout_for(Mode mode, double probability, Rng& rng) {
+// The attention-dropout key of a forward, numbering the edges by `numbers` (the numbers the
+// caller set in the cache's key; empty: by position).
+inline DropoutKey dropout_for(Mode mode, double probability, Rng& rng,
+                              std::span<const std::int64_t> numbers) {
   if (mode != Mode::kTrain || probability <= 0.0) return {};
-  return {probability, rng.next_u64(), 0};
+  return {probability, rng.next_u64(), 0, numbers};
 }
 
 // Whether the attention output is the layer's own: heads concatenated, or a single head, whose

@@ -42,23 +42,37 @@ T dot(const T* a, const T* b, std::int64_t count) {
   return sum;
 }
 
-// The attention-dropout factors of coefficients (e, h): element e * H + h of the key's mask.
+// The attention-dropout factors of coefficients (e, h): element n(e) * H + h of the key's mask,
+// n(e) = e, or the key's number of edge e when it has numbers.
 template <typename T>
 class DropoutFactor {
  public:
-  DropoutFactor(const char* where, const DropoutKey& dropout, std::int64_t heads)
-      : mask_(where, dropout), heads_(heads) {}
+  // @throws InvalidArgument naming `where` when the probability is outside [0, 1) or the key has
+  //         numbers but not one per edge.
+  DropoutFactor(const char* where, const DropoutKey& dropout, std::int64_t heads,
+                std::int64_t edges)
+      : mask_(where, dropout), numbers_(dropout.numbers), heads_(heads) {
+    check_numbers(where, dropout, edges, "edges");
+  }
 
   // The factor of a kept coefficient, 1 / (1 - p) (1 without dropout).
   [[nodiscard]] T scale() const { return mask_.scale(); }
 
   // Writes the factors of the `count` edges from `first_edge` (count x H, edge-major).
   [[gnu::always_inline]] void fill(EdgeId first_edge, std::int64_t count, T* factors) const {
-    mask_.fill(static_cast<std::uint64_t>(first_edge * heads_), count * heads_, factors);
+    if (numbers_.empty()) {
+      mask_.fill(static_cast<std::uint64_t>(first_edge * heads_), count * heads_, factors);
+      return;
+    }
+    for (std::int64_t k = 0; k < count; ++k) {
+      const std::int64_t number = numbers_[to_index(first_edge + k)];
+      mask_.fill(static_cast<std::uint64_t>(number * heads_), heads_, factors + k * heads_);
+    }
   }
 
  private:
   DropoutMask<T> mask_;
+  std::span<const std::int64_t> numbers_;
   std::int64_t heads_;
 };
 

@@ -1,6 +1,7 @@
 // A graph split into part stores: each part holds exactly its nodes (renumbered contiguously by
 // part), their in-edges, features, labels and split, and its halo with the right owners; the
-// statistics count what the parts hold; part files that are corrupt, misplaced or inconsistent
+// statistics count what the parts hold; each node keeps the whole graph's numbers (its id, first
+// attention entry and first feature entry); part files that are corrupt, misplaced or inconsistent
 // are refused by name.
 
 #include <doctest/doctest.h>
@@ -17,6 +18,7 @@
 
 #include "core/detail/binary_record.hpp"
 #include "maskgat/core/error.hpp"
+#include "maskgat/graph/masks.hpp"
 #include "maskgat/io/partition.hpp"
 #include "maskgat/io/store.hpp"
 #include "support/paths.hpp"
@@ -69,6 +71,10 @@ void check_partition(const Dataset& data, const std::vector<std::int32_t>& owner
     }
   }
   const maskgat::DenseFeatures features = dense_of(data.features);
+  // The whole graph's numbers of each node's first attention entry (with a self-loop added
+  // where it has none) and first stored feature entry.
+  const maskgat::Graph mask = maskgat::masks::from_graph(data.graph, true);
+  const maskgat::InputRef<float> view = data.features.view();
   maskgat::EdgeId cut = 0;
   std::int64_t owned = 0;
   REQUIRE(stats.nodes.size() == static_cast<std::size_t>(parts));
@@ -77,6 +83,8 @@ void check_partition(const Dataset& data, const std::vector<std::int32_t>& owner
     CHECK(part.part == q);
     CHECK(part.parts == parts);
     CHECK(part.global_nodes == data.graph.num_nodes());
+    CHECK(part.whole.nodes == maskgat::fingerprint(data).nodes);
+    CHECK(part.whole.split == maskgat::fingerprint(data).split);
     CHECK(part.own_nodes() == stats.nodes[static_cast<std::size_t>(q)]);
     CHECK(part.offsets[static_cast<std::size_t>(q)] == owned);
     owned += part.own_nodes();
@@ -89,6 +97,12 @@ void check_partition(const Dataset& data, const std::vector<std::int32_t>& owner
       CHECK(local.node_names[static_cast<std::size_t>(k)] ==
             data.node_names[static_cast<std::size_t>(v)]);
       CHECK(local_features.row(k) == features.row(v));
+      CHECK(part.origins[static_cast<std::size_t>(k)] == v);
+      if (view.is_sparse()) {
+        CHECK(part.first_entries[static_cast<std::size_t>(k)] == view.sparse().outerIndexPtr()[v]);
+      } else {
+        CHECK(part.first_entries.empty());
+      }
       if (k >= part.own_nodes()) {
         CHECK(local.graph.in_degree(k) == 0);
         CHECK(local.labels[static_cast<std::size_t>(k)] == -1);
@@ -99,6 +113,8 @@ void check_partition(const Dataset& data, const std::vector<std::int32_t>& owner
         continue;
       }
       CHECK(owner[static_cast<std::size_t>(v)] == q);
+      CHECK(part.first_edges[static_cast<std::size_t>(k)] ==
+            mask.in_offsets()[static_cast<std::size_t>(v)]);
       CHECK(local.labels[static_cast<std::size_t>(k)] == data.labels[static_cast<std::size_t>(v)]);
       CHECK(local.split[static_cast<std::size_t>(k)] == data.split[static_cast<std::size_t>(v)]);
       // The row's in-edges, back in the source's numbering, with their weights.
@@ -252,10 +268,40 @@ TEST_SUITE("partition") {
     CHECK(error_of() == "partition: " + file.string() +
                             ": belongs to another store: the checksum of " +
                             (part0 / "header").string() + " does not match");
+    // The arrays after the owners, each a count and its values: origins (own + halo node ids),
+    // first edges (own, 8 bytes each), first entries (none: the features are dense); then the
+    // whole dataset's two fingerprints (16 bytes).
+    write(original);
+    const maskgat::GraphPart valid = maskgat::open_part(part0);
+    REQUIRE(valid.first_entries.empty());
+    const std::size_t first_edges_at =
+        original.size() - 28 - 16 - 8 - 8 * valid.first_edges.size() - 8;
+    const std::size_t origins_at = first_edges_at - sizeof(NodeId) * valid.origins.size() - 8;
     // The last halo node's owner changed.
-    write(sealed([](std::string& payload) { payload[payload.size() - 4] = 0; }));
+    write(sealed([&](std::string& payload) { payload[origins_at - 4] = 0; }));
     CHECK(error_of().find("is owned by part 1 by the offsets, the file says 0") !=
           std::string::npos);
+    // Two nodes of one origin.
+    write(sealed([&](std::string& payload) {
+      payload.replace(origins_at + 8 + sizeof(NodeId), sizeof(NodeId),
+                      payload.substr(origins_at + 8, sizeof(NodeId)));
+    }));
+    CHECK(error_of() ==
+          "partition: " + file.string() + ": origins must be distinct node ids in [0, 120)");
+    // A negative first edge.
+    write(sealed(
+        [&](std::string& payload) { payload[first_edges_at + 8 + 7] = static_cast<char>(0x80); }));
+    CHECK(error_of() ==
+          "partition: " + file.string() + ": a first edge or first entry number is negative");
+    // The last first edge moved into the first entries.
+    write(sealed([&](std::string& payload) {
+      payload[first_edges_at] = static_cast<char>(valid.first_edges.size() - 1);
+      payload[payload.size() - 16 - 16] = 1;
+      std::memset(payload.data() + payload.size() - 16 - 15, 0, 7);
+    }));
+    CHECK(error_of() == "partition: " + file.string() +
+                            ": holds 109 origins, 59 first edges and 1 first entries, expected "
+                            "109, 60 and 0");
     // The part index changed to one past the count.
     write(sealed([](std::string& payload) { payload[0] = 2; }));
     CHECK(error_of() == "partition: " + file.string() +

@@ -1,0 +1,77 @@
+#pragma once
+/// @file
+/// The halo exchange of one part of a partitioned graph, over a `Communicator`.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "maskgat/core/communicator.hpp"
+#include "maskgat/core/tensor.hpp"
+#include "maskgat/export.hpp"
+#include "maskgat/graph/graph.hpp"
+#include "maskgat/io/dataset.hpp"
+#include "maskgat/io/partition.hpp"
+#include "maskgat/nn/model.hpp"
+
+namespace maskgat::train {
+
+/// Runs a model on one part of a partition (`open_part`), rank r of the communicator holding part
+/// r: fills the halo rows of each hidden layer's input with the rows their owners computed, sends
+/// the gradients of those rows back to the owners, and numbers the part's rows and attention
+/// entries as the whole graph does (`nn::BasicHalo`).
+///
+/// The model runs on `data()`: the part's nodes, own and halo, in the order of their ids in the
+/// whole graph, so each row reads its sources in the whole graph's order and forms bitwise the
+/// row the whole graph forms from the same inputs. At construction every part tells each owner
+/// which of its nodes it reads (global ids), so each owner learns what to send; an id that is not
+/// the owner's own ends the construction with an error. Each exchange then sends one message per
+/// pair of parts that share nodes, a row per halo node.
+class MASKGAT_EXPORT HaloExchange final : public nn::BasicHalo<float> {
+ public:
+  /// Orders the part and plans its exchanges. Collective.
+  /// @param part the part this rank holds; must outlive the exchange
+  /// @param comm the group, of `part.parts` ranks, this rank holding `part.part`; must outlive
+  ///             the exchange
+  /// @throws InvalidArgument when the communicator's size or rank does not match the part; Error
+  ///         when a part asks for a node its owner does not own (part files that do not belong
+  ///         together).
+  HaloExchange(const GraphPart& part, Communicator& comm);
+
+  /// The part's data in the whole graph's node order (features copied into memory), halo rows
+  /// without in-edges, label or split part.
+  /// @return the dataset the model trains and evaluates on
+  [[nodiscard]] const Dataset& data() const noexcept { return data_; }
+  /// The part as `open_part` gave it.
+  /// @return the part given to the constructor
+  [[nodiscard]] const GraphPart& part() const noexcept { return *part_; }
+  /// Which rows of `data()` the part owns.
+  /// @return one byte per row, 1 for an own node
+  [[nodiscard]] std::span<const std::uint8_t> own_rows() const noexcept { return own_; }
+
+  void fill(RowMatrix<float>& rows) override;
+  void reduce(RowMatrix<float>& grad) override;
+  [[nodiscard]] std::span<const NodeId> origins() const override;
+  [[nodiscard]] std::span<const std::int64_t> first_entries() const override;
+  [[nodiscard]] std::span<const std::int64_t> edge_numbers() const override;
+
+ private:
+  // Sends rows `sends[q]` of `from` to every part q and receives the rows `receives[q]` from it,
+  // into `received_`.
+  void swap_rows(const RowMatrix<float>& from, const std::vector<std::vector<NodeId>>& sends,
+                 const std::vector<std::vector<NodeId>>& receives);
+
+  const GraphPart* part_;
+  Communicator* comm_;
+  Dataset data_;
+  std::vector<std::uint8_t> own_;
+  std::vector<NodeId> origins_;
+  std::vector<std::int64_t> first_entries_;
+  std::vector<std::int64_t> edge_numbers_;
+  std::vector<std::vector<NodeId>> own_rows_;   // per part: the own rows it reads, in its order
+  std::vector<std::vector<NodeId>> halo_rows_;  // per part: this part's halo rows it owns
+  std::vector<std::vector<float>> outgoing_;
+  std::vector<std::vector<float>> received_;
+};
+
+}  // namespace maskgat::train

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Distributed training equals single-process training: for each graph, `maskgat partition` into
+# P = 1, 2, 3 and 4 parts, then `mpirun -np P maskgat train --partitions` for 50 epochs, with the
+# paper's dropout and without any; every parameter must be within 1e-5 (relative to 1 + its size)
+# of single-process training on the whole graph (`--whole-graph`, the same seed), and the test
+# accuracy the same.
+#   test_equal_to_one_process.sh MASKGAT COMPARE_CHECKPOINTS WORK_DIR DATASET...
+# Needs mpirun (Open MPI); run as root, it passes --allow-run-as-root.
+set -euo pipefail
+maskgat="$1"
+compare="$2"
+work="$3"
+shift 3
+if ! "$maskgat" info --dataset cora > /dev/null 2>&1; then
+  if [ -n "${MASKGAT_REQUIRE_DATA:-}" ]; then echo "FAIL: the Cora files are missing"; exit 1; fi
+  echo "SKIP: the Cora files are missing (datasets/fetch.sh fetches them)"
+  exit 77
+fi
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+mpirun=(mpirun --oversubscribe)
+if [ "$(id -u)" -eq 0 ]; then mpirun+=(--allow-run-as-root); fi
+
+failures=0
+runs=0
+test_acc() { sed -n 's/.*"test_acc": *\([0-9.e-]*\).*/\1/p' "$1"; }
+for dataset in "$@"; do
+  name=${dataset%%:*}
+  for parts in 1 2 3 4; do
+    "$maskgat" partition --dataset "$dataset" --parts "$parts" --out "$name.$parts" --quiet \
+      --threads 1 > /dev/null
+  done
+  for dropout in 0.6 0; do
+    common=(--epochs 50 --patience 0 --dropout "$dropout" --attn-dropout "$dropout" --threads 1
+            --json --quiet --force)
+    "$maskgat" train --dataset "$dataset" --whole-graph "${common[@]}" --save one.ckpt > one.json
+    for parts in 1 2 3 4; do
+      runs=$((runs + 1))
+      what="$name, dropout $dropout, $parts parts"
+      if ! timeout 600 "${mpirun[@]}" -np "$parts" "$maskgat" train --partitions "$name.$parts" \
+        "${common[@]}" --save many.ckpt > many.json; then
+        echo "FAIL ($what): mpirun failed"
+        failures=$((failures + 1))
+        continue
+      fi
+      result=$("$compare" many.ckpt one.ckpt 1e-5) || {
+        echo "FAIL ($what): $result"
+        failures=$((failures + 1))
+        continue
+      }
+      if [ "$(test_acc many.json)" != "$(test_acc one.json)" ]; then
+        echo "FAIL ($what): test accuracy $(test_acc many.json), one process $(test_acc one.json)"
+        failures=$((failures + 1))
+        continue
+      fi
+      echo "ok ($what): ${result#PASS: }, test accuracy $(test_acc many.json)"
+    done
+  done
+done
+# Checkpoints do not depend on the part count: the first graph's model trained on 4 parts
+# evaluates on one process, and resumes on 2 parts and on one process to the parameters of an
+# uninterrupted single-process run.
+dataset=$1
+name=${dataset%%:*}
+common=(--patience 0 --threads 1 --json --quiet --force)  # --resume takes all but --patience 0
+"${mpirun[@]}" -np 4 "$maskgat" train --partitions "$name.4" --epochs 40 "${common[@]}" \
+  --save four.ckpt > four.json
+"$maskgat" evaluate --dataset "$dataset" --load four.ckpt --json > evaluated.json
+"${mpirun[@]}" -np 2 "$maskgat" train --partitions "$name.2" --resume four.ckpt --epochs 50 \
+  "${common[@]:2}" --save resumed-two.ckpt > /dev/null
+"$maskgat" train --dataset "$dataset" --resume four.ckpt --epochs 50 "${common[@]:2}" \
+  --save resumed-one.ckpt > /dev/null
+"$maskgat" train --dataset "$dataset" --whole-graph --epochs 50 "${common[@]}" \
+  --save straight.ckpt > /dev/null
+for resumed in resumed-two resumed-one; do
+  runs=$((runs + 1))
+  if result=$("$compare" "$resumed.ckpt" straight.ckpt 1e-5); then
+    echo "ok ($name, 4 parts then $resumed): ${result#PASS: }"
+  else
+    echo "FAIL ($name, 4 parts then $resumed): $result"
+    failures=$((failures + 1))
+  fi
+done
+runs=$((runs + 1))
+evaluated=$(awk '/"test": \{/ { test = 1 } test && /"accuracy"/ { gsub(/[^0-9.e-]/, ""); print; exit }' \
+  evaluated.json)
+if [ "$evaluated" = "$(test_acc four.json)" ]; then
+  echo "ok ($name, 4 parts then evaluated on one process): test accuracy $evaluated"
+else
+  echo "FAIL ($name, 4 parts then evaluated on one process): $evaluated, trained $(test_acc four.json)"
+  failures=$((failures + 1))
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "FAIL: $failures of $runs runs"
+  exit 1
+fi
+echo "PASS: $runs distributed runs equal to one process"

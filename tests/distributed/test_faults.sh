@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# A distributed run whose rank fails ends as a whole, with a non-zero exit and a message, within
+# 10 seconds: a corrupt part file (the rank that reads it names itself and the file), a rank that
+# exits with status 1, and a rank killed with SIGKILL in the middle of training.
+#   test_faults.sh MASKGAT WORK_DIR
+# Needs mpirun (Open MPI) and the Cora files (MASKGAT_DATA_DIR).
+set -euo pipefail
+maskgat="$1"
+work="$2"
+if ! "$maskgat" info --dataset cora > /dev/null 2>&1; then
+  if [ -n "${MASKGAT_REQUIRE_DATA:-}" ]; then echo "FAIL: the Cora files are missing"; exit 1; fi
+  echo "SKIP: the Cora files are missing (datasets/fetch.sh fetches them)"
+  exit 77
+fi
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+mpirun=(mpirun --oversubscribe -np 2)
+if [ "$(id -u)" -eq 0 ]; then mpirun+=(--allow-run-as-root); fi
+"$maskgat" partition --dataset cora --parts 2 --out cora.2 --quiet > /dev/null
+train=(train --partitions cora.2 --epochs 100000 --patience 0 --threads 1 --quiet)
+
+failures=0
+fail() {
+  echo "FAIL ($1): $2"
+  failures=$((failures + 1))
+}
+now() { date +%s.%N; }
+# Checks how a job ended: a non-zero status, `expected` in its output, within 10 s of `since`.
+check() {
+  local what="$1" status="$2" since="$3" expected="$4"
+  local took
+  took=$(awk -v a="$(now)" -v b="$since" 'BEGIN { printf "%.1f", a - b }')
+  [ "$status" -ne 0 ] || fail "$what" "the job exited 0"
+  grep -q -- "$expected" out.txt || fail "$what" "no '$expected' in: $(head -c 2000 out.txt)"
+  if awk -v t="$took" 'BEGIN { exit !(t > 10) }'; then fail "$what" "the job took $took s to end"; fi
+  echo "ok ($what): exit $status after $took s"
+}
+
+# A corrupt part file: one byte of rank 1's part record flipped.
+cp -r cora.2 corrupt.2
+printf '\x7f' | dd of=corrupt.2/part-1/part bs=1 seek=40 conv=notrunc status=none
+start=$(now)
+status=0
+timeout 60 "${mpirun[@]}" "$maskgat" train --partitions corrupt.2 --threads 1 --quiet \
+  > out.txt 2>&1 || status=$?
+check "corrupt part file" "$status" "$start" "error: rank 1 of 2: partition: .*part-1/part: checksum mismatch"
+
+# A rank that exits with status 1 while the other starts.
+start=$(now)
+status=0
+timeout 60 "${mpirun[@]}" sh -c \
+  'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exit 1; fi; exec "$0" "$@"' "$maskgat" "${train[@]}" \
+  > out.txt 2>&1 || status=$?
+check "rank exits 1" "$status" "$start" "exit code"
+
+# A rank killed with SIGKILL while both train.
+rm -f pid.0 pid.1
+status=0
+timeout 120 "${mpirun[@]}" sh -c 'echo $$ > pid.$OMPI_COMM_WORLD_RANK; exec "$0" "$@"' \
+  "$maskgat" "${train[@]}" > out.txt 2>&1 &
+job=$!
+for _ in $(seq 100); do [ -s pid.1 ] && break; sleep 0.1; done
+sleep 3  # past loading, into the epochs
+start=$(now)
+kill -KILL "$(cat pid.1)"
+wait "$job" || status=$?
+check "rank killed" "$status" "$start" "signal 9"
+
+if [ "$failures" -ne 0 ]; then
+  echo "FAIL: $failures of 3 faults"
+  exit 1
+fi
+echo "PASS: every fault ended the job"
