@@ -11,16 +11,8 @@ maskgat="$1"
 compare="$2"
 work="$3"
 shift 3
-if ! "$maskgat" info --dataset cora > /dev/null 2>&1; then
-  if [ -n "${MASKGAT_REQUIRE_DATA:-}" ]; then echo "FAIL: the Cora files are missing"; exit 1; fi
-  echo "SKIP: the Cora files are missing (datasets/fetch.sh fetches them)"
-  exit 77
-fi
-rm -rf "$work"
-mkdir -p "$work"
-cd "$work"
-mpirun=(mpirun --oversubscribe)
-if [ "$(id -u)" -eq 0 ]; then mpirun+=(--allow-run-as-root); fi
+# shellcheck source=prologue.sh
+source "$(dirname "$0")/prologue.sh"
 
 failures=0
 runs=0

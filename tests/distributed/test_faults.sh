@@ -7,16 +7,9 @@
 set -euo pipefail
 maskgat="$1"
 work="$2"
-if ! "$maskgat" info --dataset cora > /dev/null 2>&1; then
-  if [ -n "${MASKGAT_REQUIRE_DATA:-}" ]; then echo "FAIL: the Cora files are missing"; exit 1; fi
-  echo "SKIP: the Cora files are missing (datasets/fetch.sh fetches them)"
-  exit 77
-fi
-rm -rf "$work"
-mkdir -p "$work"
-cd "$work"
-mpirun=(mpirun --oversubscribe -np 2)
-if [ "$(id -u)" -eq 0 ]; then mpirun+=(--allow-run-as-root); fi
+# shellcheck source=prologue.sh
+source "$(dirname "$0")/prologue.sh"
+mpirun+=(-np 2)
 "$maskgat" partition --dataset cora --parts 2 --out cora.2 --quiet > /dev/null
 train=(train --partitions cora.2 --epochs 100000 --patience 0 --threads 1 --quiet)
 
