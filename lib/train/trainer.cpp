@@ -682,6 +682,15 @@ Trainer::Trainer(const Dataset& dataset, const Checkpoint& checkpoint, std::int6
 Trainer::Trainer(const GraphPart& part, Communicator& comm, const Checkpoint& checkpoint,
                  std::int64_t epochs)
     : Trainer(part, comm, resumed(checkpoint, part.data, epochs)) {
+  if (checkpoint.data &&
+      (checkpoint.data->nodes != part.global_nodes ||
+       checkpoint.data->nodes_hash != part.whole.nodes ||
+       checkpoint.data->split_hash != part.whole.split)) {
+    throw InvalidArgument(
+        "checkpoint: the partition is not of the data the run was trained on (its " +
+        std::to_string(part.global_nodes) + " nodes, their names, labels or split differ from "
+        "the model's " + std::to_string(checkpoint.data->nodes) + ")");
+  }
   restore(checkpoint);
 }
 

@@ -3,7 +3,7 @@
 # P = 1, 2, 3 and 4 parts, then `mpirun -np P maskgat train --partitions` for 50 epochs, with the
 # paper's dropout and without any; every parameter must be within 1e-5 (relative to 1 + its size)
 # of single-process training on the whole graph (`--whole-graph`, the same seed), and the test
-# accuracy the same.
+# accuracy the same; then checkpoints across part counts and the JSON fields.
 #   test_equal_to_one_process.sh MASKGAT COMPARE_CHECKPOINTS WORK_DIR DATASET...
 # Needs mpirun (Open MPI); run as root, it passes --allow-run-as-root.
 set -euo pipefail
@@ -84,8 +84,18 @@ else
   failures=$((failures + 1))
 fi
 
+# The JSON fields docs/cli.md lists for `train --partitions`.
+for field in command dataset attention parts seed epochs best_epoch val_acc test_acc ms_per_epoch \
+  ranks rank peak_rss_mb bytes_sent_per_epoch communication_share; do
+  runs=$((runs + 1))
+  if ! grep -q "\"$field\":" four.json; then
+    echo "FAIL (JSON of train --partitions): no field $field"
+    failures=$((failures + 1))
+  fi
+done
+
 if [ "$failures" -ne 0 ]; then
-  echo "FAIL: $failures of $runs runs"
+  echo "FAIL: $failures of $runs checks"
   exit 1
 fi
-echo "PASS: $runs distributed runs equal to one process"
+echo "PASS: $runs checks: distributed runs equal to one process, checkpoints across part counts, JSON fields"

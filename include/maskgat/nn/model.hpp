@@ -50,7 +50,7 @@ struct ModelOptions {
 };
 
 /// A part of a graph that other processes hold the rest of (distributed training): how a model
-/// running on the part's mask (its own nodes' rows, then its halo: the remote sources its rows
+/// running on the part's mask (its own nodes' rows and its halo's, the remote sources its rows
 /// read, whose rows are empty) gets the halo's rows from their owners, sends them the gradients
 /// of those rows, and numbers its elements as the whole graph does so that it draws the whole
 /// graph's dropout. `train::HaloExchange` implements it over a `Communicator`.
@@ -60,7 +60,7 @@ class BasicHalo {
   virtual ~BasicHalo() = default;
   /// Overwrites the halo rows of a hidden layer's input (before its dropout) with the rows their
   /// owners computed. Collective: every part calls it at the same point.
-  /// @param rows the part's rows, own nodes first
+  /// @param rows the part's rows, own and halo
   virtual void fill(RowMatrix<T>& rows) = 0;
   /// Adds the halo rows of `grad` into the owners' rows of the same nodes, adds what the other
   /// parts send into this part's own rows (parts in rank order), and zeroes the halo rows.

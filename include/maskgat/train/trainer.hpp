@@ -198,7 +198,8 @@ class MASKGAT_EXPORT Trainer {
   /// whole graph's mask, so the run follows the single-process run on the whole graph without
   /// receptive fields (`receptive_field = false`) up to the order of floating-point sums, on any
   /// number of parts. Every method is collective; `predict_probabilities` and
-  /// `predicted_classes` give this part's rows (own nodes first). Checkpoints hold no data record.
+  /// `predicted_classes` give the part's rows in the whole graph's order (`HaloExchange::data`).
+  /// Checkpoints record the whole graph's data (`GraphPart::whole`), as a run on it does.
   /// @param part    this rank's part; must outlive the trainer
   /// @param comm    the group, of `part.parts` ranks; must outlive the trainer
   /// @param options the run's settings; mini-batches and positional encodings are not available
@@ -212,7 +213,9 @@ class MASKGAT_EXPORT Trainer {
   /// @param comm       the group, of `part.parts` ranks; must outlive the trainer
   /// @param checkpoint e.g. from `load_checkpoint`
   /// @param epochs     the new epoch limit, replacing the checkpoint's
-  /// @throws as `Trainer(part, comm, options)` and `Trainer(dataset, checkpoint, epochs)`.
+  /// @throws as `Trainer(part, comm, options)` and `Trainer(dataset, checkpoint, epochs)`, and
+  ///         InvalidArgument when the checkpoint records other data than the partition's whole
+  ///         graph (its node count or fingerprints).
   Trainer(const GraphPart& part, Communicator& comm, const Checkpoint& checkpoint,
           std::int64_t epochs);
   ~Trainer();

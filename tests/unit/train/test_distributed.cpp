@@ -158,6 +158,16 @@ TEST_SUITE("unit") {
     train::Trainer one(data, three.checkpoint, 10);  // the data record matches the whole graph
     (void)one.fit();
     CHECK(largest_difference(maskgat::test::parameter_values(one), expected) <= 1e-5);
+
+    // A model of other data does not resume on these parts.
+    const Dataset other = maskgat::test::synthetic_dataset(240, 5.0, 10, 3, 5);
+    train::Trainer foreign(other, options);
+    (void)foreign.fit();
+    const train::Checkpoint foreign_checkpoint = foreign.checkpoint();
+    CHECK_THROWS_WITH_AS(train_on_parts(parts_of(data, 2, "distributed_foreign"), options,
+                                        &foreign_checkpoint, 10),
+                         doctest::Contains("the partition is not of the data the run was trained on"),
+                         maskgat::InvalidArgument);
   }
 
   TEST_CASE("distributed: parts on the wrong ranks and mini-batches are refused") {
