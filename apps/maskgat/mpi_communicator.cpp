@@ -54,7 +54,8 @@ MpiCommunicator::MpiCommunicator() {
   if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
     throw Error("mpi: MPI_Init_thread failed");
   }
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler",
+        rank_);
   check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank", rank_);
   check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size", rank_);
 }
