@@ -153,7 +153,7 @@ int run_train_on_partitions(const TrainCommandOptions& options) {
     StoreOptions store;
     store.verify_features = data.verify_store;
     store.limits = data.load.read.limits;
-    GraphPart part = open_part(*options.partitions / ("part-" + std::to_string(rank)), store);
+    const GraphPart part = open_part(*options.partitions / ("part-" + std::to_string(rank)), store);
     if (part.parts != comm->size()) {
       throw InvalidArgument("--partitions: " + options.partitions->string() + " holds " +
                             std::to_string(part.parts) + " parts, the job runs " +
@@ -173,9 +173,6 @@ int run_train_on_partitions(const TrainCommandOptions& options) {
                                  ? train::Trainer(part, *comm, *resumed,
                                                   options.epochs.value_or(resumed->options.epochs))
                                  : train::Trainer(part, *comm, train_options);
-    // The trainer holds the part's rows in the whole graph's order; the store's mapped features
-    // are released, so their pages leave this process.
-    part.data.features = FeatureMatrix();
     Progress progress(output, 0, 1, train_options);
     const std::int64_t first_epoch = resumed ? resumed->state.epoch : 0;
     const std::int64_t bytes_before = comm->bytes_sent();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A distributed run whose rank fails ends as a whole, with a non-zero exit and a message, within
 # 10 seconds: a corrupt part file (the rank that reads it names itself and the file), a rank that
-# exits with status 1, and a rank killed with SIGKILL in the middle of training.
+# exits with status 1, and a rank killed with SIGKILL in the middle of training; and bad usage
+# (parts for another process count, options a distributed run does not take) refused by name.
 #   test_faults.sh MASKGAT WORK_DIR
 # Needs mpirun (Open MPI) and the Cora files (MASKGAT_DATA_DIR).
 set -euo pipefail
@@ -9,6 +10,7 @@ maskgat="$1"
 work="$2"
 # shellcheck source=prologue.sh
 source "$(dirname "$0")/prologue.sh"
+launcher=("${mpirun[@]}")
 mpirun+=(-np 2)
 "$maskgat" partition --dataset cora --parts 2 --out cora.2 --quiet > /dev/null
 train=(train --partitions cora.2 --epochs 100000 --patience 0 --threads 1 --quiet)
@@ -59,6 +61,22 @@ start=$(now)
 kill -KILL "$(cat pid.1)"
 wait "$job" || status=$?
 check "rank killed" "$status" "$start" "signal 9"
+
+# Bad usage, refused with exit 2 and a message: parts for another process count, and options a
+# distributed run does not take.
+status=0
+"${launcher[@]}" -np 1 "$maskgat" train --partitions cora.2 --threads 1 --quiet > out.txt 2>&1 ||
+  status=$?
+[ "$status" -eq 2 ] || fail "part count" "exit $status, expected 2"
+grep -q "error: rank 0 of 1: --partitions: cora.2 holds 2 parts, the job runs 1 processes; run it" \
+  out.txt ||
+  fail "part count" "message: $(head -c 500 out.txt)"
+status=0
+"$maskgat" train --partitions cora.2 --runs 2 > out.txt 2>&1 || status=$?
+[ "$status" -eq 2 ] || fail "--runs" "exit $status, expected 2"
+grep -q "error: --partitions trains one run on the whole graph; --runs, --plot, --split-out," \
+  out.txt ||
+  fail "--runs" "message: $(head -c 500 out.txt)"
 
 if [ "$failures" -ne 0 ]; then
   echo "FAIL: $failures of 3 faults"
