@@ -22,6 +22,7 @@
 #include "mpi_communicator.hpp"
 #include "outputs.hpp"
 #include "plot.hpp"
+#include "ranks.hpp"
 
 namespace maskgat::app {
 namespace {
@@ -138,9 +139,7 @@ int run_train_on_partitions(const TrainCommandOptions& options) {
   if (options.resume) check_resume_options(options);
   const std::unique_ptr<Communicator> comm = start_mpi();
   const int rank = comm->rank();
-  RunOptions output = options.run;
-  output.quiet = output.quiet || rank != 0;  // the other ranks print errors only
-  output.json = output.json && rank == 0;
+  const RunOptions output = rank_output(options.run, *comm);
   try {
     OutputPlan outputs(output.force);
     if (rank == 0 && options.metrics_json) {
@@ -150,16 +149,7 @@ int run_train_on_partitions(const TrainCommandOptions& options) {
     if (options.resume) outputs.add_input("--resume", *options.resume);
     outputs.check();
     const auto threads = limit_threads(output);
-    StoreOptions store;
-    store.verify_features = data.verify_store;
-    store.limits = data.load.read.limits;
-    const GraphPart part = open_part(*options.partitions / ("part-" + std::to_string(rank)), store);
-    if (part.parts != comm->size()) {
-      throw InvalidArgument("--partitions: " + options.partitions->string() + " holds " +
-                            std::to_string(part.parts) + " parts, the job runs " +
-                            std::to_string(comm->size()) + " processes; run it with mpirun -np " +
-                            std::to_string(part.parts));
-    }
+    const GraphPart part = open_rank_part(*options.partitions, *comm, data);
     std::optional<train::Checkpoint> resumed;
     if (options.resume) {
       resumed = train::load_checkpoint(*options.resume, data.load.read.limits);
@@ -243,8 +233,7 @@ int run_train_on_partitions(const TrainCommandOptions& options) {
     }
     return 0;
   } catch (const std::exception& error) {
-    std::cerr << "error: rank " << rank << " of " << comm->size() << ": " << error.what() << '\n';
-    abort_mpi(dynamic_cast<const InvalidArgument*>(&error) != nullptr ? 2 : 1);
+    fail_rank(*comm, error);
   }
 }
 

@@ -1,10 +1,12 @@
 #include "use_model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -19,8 +21,11 @@
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/metrics.hpp"
 #include "maskgat/train/predictor.hpp"
+#include "maskgat/train/trainer.hpp"
+#include "mpi_communicator.hpp"
 #include "outputs.hpp"
 #include "plot.hpp"
+#include "ranks.hpp"
 
 namespace maskgat::app {
 namespace {
@@ -103,7 +108,11 @@ void add_evaluate_command(CLI::App& app, EvaluateOptions& options) {
   auto* command = app.add_subcommand(
       "evaluate", "Accuracy, macro-F1 and the test confusion matrix of a saved model");
   command->add_option("--load", options.model, "Model file written by train --save")->required();
-  add_data_options(*command, options.data);
+  auto* partitions = command->add_option(
+      "--partitions", options.partitions,
+      "Evaluate across processes under mpirun -np P: rank r on DIR/part-r of the P parts "
+      "maskgat partition wrote");
+  add_data_options(*command, options.data, partitions);
   add_data_as_given(*command, options.data);
   command->add_option("--metrics-json", options.metrics_json,
                       "Also write the metrics to this file, as --json prints them");
@@ -118,6 +127,7 @@ void add_evaluate_command(CLI::App& app, EvaluateOptions& options) {
       "Examples:\n"
       "  maskgat evaluate --load cora.ckpt --dataset cora\n"
       "  maskgat evaluate --load cora.ckpt --dataset cora --json\n"
+      "  mpirun -np 4 maskgat evaluate --load cora.ckpt --partitions cora.parts\n"
       "  maskgat evaluate --load own.ckpt --graph g.txt --features f.csv --labels l.txt "
       "--split s.txt");
 }
@@ -126,7 +136,11 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
   auto* command = app.add_subcommand(
       "predict", "Class probabilities of every node (and attention weights) from a saved model");
   command->add_option("--load", options.model, "Model file written by train --save")->required();
-  add_data_options(*command, options.data);
+  auto* partitions = command->add_option(
+      "--partitions", options.partitions,
+      "Predict across processes under mpirun -np P: rank r on DIR/part-r of the P parts maskgat "
+      "partition wrote; rank 0 writes every node's row");
+  add_data_options(*command, options.data, partitions);
   add_data_as_given(*command, options.data);
   command->add_option("--output", options.output,
                       "CSV: node,predicted_class,p_<class>... one row per node");
@@ -162,10 +176,243 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
       "  maskgat predict --load cora.ckpt --dataset cora --output p.csv --plot-attention 35 "
       "node35.svg\n"
       "  maskgat predict --load cora.ckpt --dataset cora --json > predictions.json\n"
-      "  maskgat predict --load cora.ckpt --dataset cora --nodes 35,1033 --json");
+      "  maskgat predict --load cora.ckpt --dataset cora --nodes 35,1033 --json\n"
+      "  mpirun -np 4 maskgat predict --load cora.ckpt --partitions cora.parts --output p.csv");
 }
 
+namespace {
+
+constexpr std::array<SplitPart, 3> kSplitParts = {SplitPart::kTrain, SplitPart::kVal,
+                                                  SplitPart::kTest};
+
+// What `evaluate` reports: each split part's metrics (none over no nodes) and the test
+// confusion matrix, as text or JSON, and into --metrics-json.
+void report_evaluation(const EvaluateOptions& options, const RunOptions& run,
+                       const std::string& dataset, const std::vector<std::string>& class_names,
+                       const std::array<std::optional<train::SplitMetrics>, 3>& metrics) {
+  nlohmann::ordered_json splits = nlohmann::ordered_json::object();
+  for (std::size_t k = 0; k < kSplitParts.size(); ++k) {
+    const char* name = split_part_name(kSplitParts[k]);
+    if (!metrics[k]) {  // no metric over no nodes
+      if (!run.json) std::cout << name << ": nodes 0 (no metrics)\n";
+      splits[name] = {
+          {"nodes", 0}, {"loss", nullptr}, {"accuracy", nullptr}, {"macro_f1", nullptr}};
+      continue;
+    }
+    const train::SplitMetrics& m = *metrics[k];
+    if (!run.json) {
+      std::cout << name << ": nodes " << m.nodes << " loss " << fixed(m.loss, 4) << " accuracy "
+                << fixed(m.accuracy, 4) << " macro_f1 " << fixed(m.macro_f1, 4) << '\n';
+    }
+    splits[name] = {
+        {"nodes", m.nodes}, {"loss", m.loss}, {"accuracy", m.accuracy}, {"macro_f1", m.macro_f1}};
+  }
+  nlohmann::ordered_json matrix = nlohmann::ordered_json::array();
+  if (const auto& test = metrics.back()) {
+    if (!run.json) std::cout << "test confusion (rows: true class, columns: predicted)\n";
+    for (std::int32_t truth = 0; truth < test->confusion.classes(); ++truth) {
+      nlohmann::ordered_json row = nlohmann::ordered_json::array();
+      for (std::int32_t guess = 0; guess < test->confusion.classes(); ++guess) {
+        row.push_back(test->confusion.count(truth, guess));
+      }
+      if (!run.json) {
+        std::cout << "  " << class_names[static_cast<std::size_t>(truth)] << ':';
+        for (const auto& count : row) std::cout << ' ' << count;
+        std::cout << '\n';
+      }
+      matrix.push_back(row);
+    }
+  }
+  const nlohmann::ordered_json out = {{"command", "evaluate"}, {"model", options.model.string()},
+                                      {"dataset", dataset},    {"classes", class_names},
+                                      {"splits", splits},      {"test_confusion", matrix}};
+  const std::string json = json_text(out, run);
+  if (run.json) std::cout << json << '\n';
+  if (options.metrics_json) {
+    write_file_atomically(*options.metrics_json, json + "\n", run.force);
+    say(run, "wrote the metrics to " + options.metrics_json->string());
+  }
+}
+
+// Runs `body(comm, run, part, trainer, class_names)` on each rank of an mpirun job: rank r's part
+// of `partitions`, and a trainer holding the model of `model` on it (within `limits`). `output`,
+// when set, is the file rank 0 writes (the option `flag`). An error on any rank ends the job.
+template <typename Body>
+int with_model_on_parts(const std::filesystem::path& partitions, const std::filesystem::path& model,
+                        const DataOptions& data, const ModelLimits& limits, const RunOptions& given,
+                        const char* flag, const std::optional<std::filesystem::path>& output,
+                        Body&& body) {
+  const std::unique_ptr<Communicator> comm = start_mpi();
+  const RunOptions run = rank_output(given, *comm);
+  try {
+    OutputPlan outputs(run.force);
+    if (comm->rank() == 0 && output) outputs.add_output(flag, *output);
+    outputs.add_input("--load", model);
+    outputs.check();
+    const auto threads = limit_threads(run);
+    const GraphPart part = open_rank_part(partitions, *comm, data);
+    train::Checkpoint checkpoint = train::load_checkpoint(model, data.load.read.limits);
+    checkpoint.options.max_parameters =
+        std::max(limits.max_parameters, static_cast<std::int64_t>(checkpoint.values.size()));
+    checkpoint.options.max_activations = limits.max_activations;
+    train::check_model_size(checkpoint.options, part.data);
+    train::Trainer trainer(part, *comm, checkpoint, checkpoint.options.epochs);
+    body(*comm, run, part, trainer, checkpoint.class_names);
+    return 0;
+  } catch (const std::exception& error) {
+    fail_rank(*comm, error);
+  }
+}
+
+// `evaluate --partitions DIR` under mpirun: rank r evaluates the model on DIR/part-r, the metrics
+// are over every part's nodes, rank 0 alone reports and writes.
+int run_evaluate_on_partitions(EvaluateOptions& options) {
+  if (options.data.as_given || options.split_out || options.batch_size) {
+    throw InvalidArgument(
+        "--partitions evaluates on the parts as partitioned; --data-as-given, --split-out and "
+        "--batch-size are not available with it");
+  }
+  return with_model_on_parts(
+      *options.partitions, options.model, options.data, options.limits, options.run,
+      "--metrics-json", options.metrics_json,
+      [&](Communicator& comm, const RunOptions& run, const GraphPart& part, train::Trainer& trainer,
+          const std::vector<std::string>& class_names) {
+        std::array<std::optional<train::SplitMetrics>, 3> metrics;
+        for (std::size_t k = 0; k < kSplitParts.size(); ++k) {
+          auto nodes = static_cast<std::int64_t>(part.data.nodes_in(kSplitParts[k]).size());
+          sum_in_rank_order<std::int64_t>(comm, std::span(&nodes, 1));
+          if (nodes > 0) metrics[k] = trainer.evaluate(kSplitParts[k]);
+        }
+        if (comm.rank() == 0) {
+          report_evaluation(options, run, part.data.name, class_names, metrics);
+        }
+      });
+}
+
+// What `predict` reports for the nodes `names` (row i of `logits` is names[i]'s): the CSV of
+// --output and, with --json, the predictions on stdout.
+void report_predictions(const PredictOptions& options, const RunOptions& run,
+                        const std::string& dataset, const std::vector<std::string>& class_names,
+                        const std::vector<std::string>& names, const RowMatrix<float>& logits) {
+  if (options.output) {
+    write_file_atomically(*options.output, train::predictions_csv(names, class_names, logits),
+                          run.force);
+    say(run,
+        "wrote " + std::to_string(logits.rows()) + " predictions to " + options.output->string());
+  }
+  if (!run.json) return;
+  RowMatrix<float> probabilities;
+  nn::softmax(logits, probabilities);
+  const std::vector<std::int32_t> predicted = train::predict_classes(logits);
+  nlohmann::ordered_json predictions = nlohmann::ordered_json::array();
+  for (std::int64_t i = 0; i < probabilities.rows(); ++i) {
+    nlohmann::ordered_json row = nlohmann::ordered_json::array();
+    for (std::int64_t k = 0; k < probabilities.cols(); ++k) {
+      // Six decimals, as in the CSV, not the float's 17 significant digits.
+      row.push_back(std::round(1e6 * double{probabilities(i, k)}) / 1e6);
+    }
+    predictions.push_back(
+        {{"node", names[static_cast<std::size_t>(i)]},
+         {"class", class_names[static_cast<std::size_t>(predicted[static_cast<std::size_t>(i)])]},
+         {"probabilities", row}});
+  }
+  const nlohmann::ordered_json out = {{"command", "predict"},
+                                      {"model", options.model.string()},
+                                      {"dataset", dataset},
+                                      {"classes", class_names},
+                                      {"predictions", predictions}};
+  std::cout << json_text(out, run) << '\n';
+}
+
+// Every rank's `mine`, on rank 0 in rank order (elsewhere nothing). Collective.
+template <typename T>
+std::vector<std::vector<T>> gather_at_zero(Communicator& comm, std::vector<T> mine) {
+  std::vector<std::vector<T>> send(static_cast<std::size_t>(comm.size()));
+  if (comm.rank() != 0) send[0] = std::move(mine);
+  std::vector<std::vector<T>> received;
+  exchange(comm, send, received);  // sends nothing to the rank itself
+  if (comm.rank() != 0) return {};
+  received[0] = std::move(mine);
+  return received;
+}
+
+// `predict --partitions DIR` under mpirun: rank r computes its own nodes' logits on DIR/part-r and
+// sends them, with the nodes' ids and names, to rank 0, which reports every node in the whole
+// graph's order.
+int run_predict_on_partitions(PredictOptions& options) {
+  if (options.data.as_given || options.attention_out || !options.plot_attention.empty() ||
+      !options.nodes.empty() || options.batch_size) {
+    throw InvalidArgument(
+        "--partitions predicts every node of the parts as partitioned; --data-as-given, "
+        "--attention-out, --plot-attention, --nodes and --batch-size are not available with it");
+  }
+  return with_model_on_parts(
+      *options.partitions, options.model, options.data, options.limits, options.run, "--output",
+      options.output,
+      [&](Communicator& comm, const RunOptions& run, const GraphPart& part, train::Trainer& trainer,
+          const std::vector<std::string>& class_names) {
+        const RowMatrix<float>& logits = trainer.logits();
+        // The trainer's rows are the part's nodes by their ids in the whole graph.
+        std::vector<NodeId> order(part.origins.size());  // row -> the part's node
+        std::iota(order.begin(), order.end(), NodeId{0});
+        std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) {
+          return part.origins[static_cast<std::size_t>(a)] <
+                 part.origins[static_cast<std::size_t>(b)];
+        });
+        std::vector<NodeId> ids;  // the own nodes' ids, their logits and names (ended by '\0')
+        std::vector<float> values;
+        std::vector<char> name_bytes;
+        for (std::size_t r = 0; r < order.size(); ++r) {
+          const auto node = static_cast<std::size_t>(order[r]);
+          if (order[r] >= part.own_nodes()) continue;
+          ids.push_back(part.origins[node]);
+          const auto row = logits.row(static_cast<Eigen::Index>(r));
+          values.insert(values.end(), row.data(), row.data() + row.size());
+          const std::string& name = part.data.node_names[node];
+          name_bytes.insert(name_bytes.end(), name.begin(), name.end());
+          name_bytes.push_back('\0');
+        }
+        const auto all_ids = gather_at_zero(comm, std::move(ids));
+        const auto all_values = gather_at_zero(comm, std::move(values));
+        const auto all_names = gather_at_zero(comm, std::move(name_bytes));
+        if (comm.rank() != 0) return;
+        const auto classes = static_cast<Eigen::Index>(class_names.size());
+        RowMatrix<float> whole(part.global_nodes, classes);
+        std::vector<std::string> names(static_cast<std::size_t>(part.global_nodes));
+        std::vector<std::uint8_t> seen(names.size(), 0);
+        for (std::size_t q = 0; q < all_ids.size(); ++q) {
+          const std::string_view bytes(all_names[q].data(), all_names[q].size());
+          std::size_t at = 0;
+          for (std::size_t k = 0; k < all_ids[q].size(); ++k) {
+            const NodeId id = all_ids[q][k];
+            const std::size_t end = bytes.find('\0', at);
+            if (id < 0 || id >= part.global_nodes || seen[static_cast<std::size_t>(id)] != 0 ||
+                end == std::string_view::npos ||
+                all_values[q].size() != all_ids[q].size() * static_cast<std::size_t>(classes)) {
+              throw Error("predict: rank " + std::to_string(q) + " sent node " +
+                          std::to_string(id) +
+                          " outside the graph, twice or without its "
+                          "name or logits; the part files are not of one partition");
+            }
+            seen[static_cast<std::size_t>(id)] = 1;
+            whole.row(id) = Eigen::Map<const Eigen::RowVectorXf>(
+                all_values[q].data() + k * static_cast<std::size_t>(classes), classes);
+            names[static_cast<std::size_t>(id)] = bytes.substr(at, end - at);
+            at = end + 1;
+          }
+        }
+        if (std::find(seen.begin(), seen.end(), 0) != seen.end()) {
+          throw Error("predict: the parts hold fewer than the graph's " +
+                      std::to_string(part.global_nodes) + " nodes");
+        }
+        report_predictions(options, run, part.data.name, class_names, names, whole);
+      });
+}
+
+}  // namespace
+
 int run_evaluate(EvaluateOptions& options) {
+  if (options.partitions) return run_evaluate_on_partitions(options);
   const RunOptions& run = options.run;
   OutputPlan outputs(run.force);
   if (options.metrics_json) outputs.add_output("--metrics-json", *options.metrics_json);
@@ -186,58 +433,21 @@ int run_evaluate(EvaluateOptions& options) {
   const auto labels = std::span<const std::int32_t>(dataset.labels);
   const RowMatrix<float>& logits = applied.predictor.logits();
   const std::vector<std::int32_t> predicted = train::predict_classes(logits);
-  nlohmann::ordered_json splits = nlohmann::ordered_json::object();
-  std::optional<train::ConfusionMatrix> test;
-  for (const SplitPart part : {SplitPart::kTrain, SplitPart::kVal, SplitPart::kTest}) {
-    const std::vector<NodeId> nodes = dataset.nodes_in(part);
-    if (nodes.empty()) {  // no metric over no nodes
-      if (!run.json) std::cout << split_part_name(part) << ": nodes 0 (no metrics)\n";
-      splits[split_part_name(part)] = {
-          {"nodes", 0}, {"loss", nullptr}, {"accuracy", nullptr}, {"macro_f1", nullptr}};
-      continue;
-    }
-    const train::ConfusionMatrix confusion(dataset.num_classes(), labels, predicted, nodes);
-    const double loss = nn::nll_loss<float>(logits, labels, nodes);
-    if (!run.json) {
-      std::cout << split_part_name(part) << ": nodes " << nodes.size() << " loss " << fixed(loss, 4)
-                << " accuracy " << fixed(confusion.accuracy(), 4) << " macro_f1 "
-                << fixed(confusion.macro_f1(), 4) << '\n';
-    }
-    splits[split_part_name(part)] = {{"nodes", nodes.size()},
-                                     {"loss", loss},
-                                     {"accuracy", confusion.accuracy()},
-                                     {"macro_f1", confusion.macro_f1()}};
-    if (part == SplitPart::kTest) test = confusion;
+  std::array<std::optional<train::SplitMetrics>, 3> metrics;
+  for (std::size_t k = 0; k < kSplitParts.size(); ++k) {
+    const std::vector<NodeId> nodes = dataset.nodes_in(kSplitParts[k]);
+    if (nodes.empty()) continue;
+    train::ConfusionMatrix confusion(dataset.num_classes(), labels, predicted, nodes);
+    metrics[k] = train::SplitMetrics{
+        static_cast<std::int64_t>(nodes.size()), nn::nll_loss<float>(logits, labels, nodes),
+        confusion.accuracy(), confusion.macro_f1(), std::move(confusion)};
   }
-  nlohmann::ordered_json matrix = nlohmann::ordered_json::array();
-  if (test) {
-    if (!run.json) std::cout << "test confusion (rows: true class, columns: predicted)\n";
-    for (std::int32_t truth = 0; truth < test->classes(); ++truth) {
-      nlohmann::ordered_json row = nlohmann::ordered_json::array();
-      for (std::int32_t guess = 0; guess < test->classes(); ++guess) {
-        row.push_back(test->count(truth, guess));
-      }
-      if (!run.json) {
-        std::cout << "  " << dataset.class_names[static_cast<std::size_t>(truth)] << ':';
-        for (const auto& count : row) std::cout << ' ' << count;
-        std::cout << '\n';
-      }
-      matrix.push_back(row);
-    }
-  }
-  const nlohmann::ordered_json out = {{"command", "evaluate"},   {"model", options.model.string()},
-                                      {"dataset", dataset.name}, {"classes", dataset.class_names},
-                                      {"splits", splits},        {"test_confusion", matrix}};
-  const std::string json = json_text(out, run);
-  if (run.json) std::cout << json << '\n';
-  if (options.metrics_json) {
-    write_file_atomically(*options.metrics_json, json + "\n", run.force);
-    say(run, "wrote the metrics to " + options.metrics_json->string());
-  }
+  report_evaluation(options, run, dataset.name, dataset.class_names, metrics);
   return 0;
 }
 
 int run_predict(PredictOptions& options) {
+  if (options.partitions) return run_predict_on_partitions(options);
   const RunOptions& run = options.run;
   OutputPlan outputs(run.force);
   if (options.output) outputs.add_output("--output", *options.output);
@@ -266,38 +476,10 @@ int run_predict(PredictOptions& options) {
     return chosen.empty() ? static_cast<std::size_t>(row)
                           : static_cast<std::size_t>(chosen[static_cast<std::size_t>(row)]);
   };
-  RowMatrix<float> probabilities;
-  nn::softmax(logits, probabilities);
-  const std::vector<std::int32_t> predicted = train::predict_classes(logits);
-  if (options.output) {
-    std::vector<std::string> names;
-    names.reserve(static_cast<std::size_t>(logits.rows()));
-    for (std::int64_t i = 0; i < logits.rows(); ++i) names.push_back(node_names[node_of(i)]);
-    write_file_atomically(*options.output, train::predictions_csv(names, class_names, logits),
-                          run.force);
-    say(run, "wrote " + std::to_string(probabilities.rows()) + " predictions to " +
-                 options.output->string());
-  }
-  if (run.json) {
-    nlohmann::ordered_json predictions = nlohmann::ordered_json::array();
-    for (std::int64_t i = 0; i < probabilities.rows(); ++i) {
-      nlohmann::ordered_json row = nlohmann::ordered_json::array();
-      for (std::int64_t k = 0; k < probabilities.cols(); ++k) {
-        // Six decimals, as in the CSV, not the float's 17 significant digits.
-        row.push_back(std::round(1e6 * double{probabilities(i, k)}) / 1e6);
-      }
-      predictions.push_back(
-          {{"node", node_names[node_of(i)]},
-           {"class", class_names[static_cast<std::size_t>(predicted[static_cast<std::size_t>(i)])]},
-           {"probabilities", row}});
-    }
-    const nlohmann::ordered_json out = {{"command", "predict"},
-                                        {"model", options.model.string()},
-                                        {"dataset", applied.dataset.name},
-                                        {"classes", class_names},
-                                        {"predictions", predictions}};
-    std::cout << json_text(out, run) << '\n';
-  }
+  std::vector<std::string> names;
+  names.reserve(static_cast<std::size_t>(logits.rows()));
+  for (std::int64_t i = 0; i < logits.rows(); ++i) names.push_back(node_names[node_of(i)]);
+  report_predictions(options, run, applied.dataset.name, class_names, names, logits);
   std::vector<nn::AttentionWeights<float>> weights;
   if (options.attention_out || attention_plot) weights = applied.predictor.attention();
   if (options.attention_out) {

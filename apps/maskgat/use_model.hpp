@@ -14,6 +14,7 @@ namespace maskgat::app {
 
 struct EvaluateOptions {
   DataOptions data;
+  std::optional<std::filesystem::path> partitions;  // --partitions: part r on MPI rank r
   std::filesystem::path model;
   std::optional<std::filesystem::path> metrics_json;
   std::optional<std::filesystem::path> split_out;
@@ -24,6 +25,7 @@ struct EvaluateOptions {
 
 struct PredictOptions {
   DataOptions data;
+  std::optional<std::filesystem::path> partitions;  // --partitions: part r on MPI rank r
   std::filesystem::path model;
   std::optional<std::filesystem::path> output;
   std::optional<std::filesystem::path> attention_out;

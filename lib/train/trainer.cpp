@@ -777,9 +777,11 @@ SplitMetrics Trainer::evaluate(SplitPart part) {
   return metrics;
 }
 
+const RowMatrix<float>& Trainer::logits() { return impl_->evaluation_logits(); }
+
 RowMatrix<float> Trainer::predict_probabilities() {
   RowMatrix<float> probabilities;
-  nn::softmax(impl_->evaluation_logits(), probabilities);
+  nn::softmax(logits(), probabilities);
   return probabilities;
 }
 

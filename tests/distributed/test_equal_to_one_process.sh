@@ -3,7 +3,8 @@
 # P = 1, 2, 3 and 4 parts, then `mpirun -np P maskgat train --partitions` for 50 epochs, with the
 # paper's dropout and without any; every parameter must be within 1e-5 (relative to 1 + its size)
 # of single-process training on the whole graph (`--whole-graph`, the same seed), and the test
-# accuracy the same; then checkpoints across part counts and the JSON fields.
+# accuracy the same; then checkpoints across part counts, evaluation and prediction on 4 parts
+# against one process, and the JSON fields.
 #   test_equal_to_one_process.sh MASKGAT COMPARE_CHECKPOINTS WORK_DIR DATASET...
 # Needs mpirun (Open MPI); run as root, it passes --allow-run-as-root.
 set -euo pipefail
@@ -81,6 +82,44 @@ if [ "$evaluated" = "$(test_acc four.json)" ]; then
   echo "ok ($name, 4 parts then evaluated on one process): test accuracy $evaluated"
 else
   echo "FAIL ($name, 4 parts then evaluated on one process): $evaluated, trained $(test_acc four.json)"
+  failures=$((failures + 1))
+fi
+
+# The 4-part model evaluated and applied on its 4 parts: the metrics and predictions of one process
+# (losses summed in another order within 1e-9 relatively; probabilities, printed to 6 significant
+# digits, within 1e-6).
+"${mpirun[@]}" -np 4 "$maskgat" evaluate --partitions "$name.4" --load four.ckpt --json \
+  > evaluated-four.json
+"$maskgat" predict --dataset "$dataset" --load four.ckpt --output predicted.csv --quiet --force
+"${mpirun[@]}" -np 4 "$maskgat" predict --partitions "$name.4" --load four.ckpt \
+  --output predicted-four.csv --quiet --force
+runs=$((runs + 1))
+losses() { sed -n 's/.*"loss": *\([0-9.e+-]*\).*/\1/p' "$1"; }
+if ! diff <(grep -v '"loss"' evaluated.json) <(grep -v '"loss"' evaluated-four.json) > /dev/null; then
+  echo "FAIL ($name, evaluate on 4 parts): metrics other than the losses differ from one process"
+  failures=$((failures + 1))
+elif ! paste <(losses evaluated.json) <(losses evaluated-four.json) |
+  awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-9 * $1) bad = 1 } END { exit bad }'; then
+  echo "FAIL ($name, evaluate on 4 parts): losses $(losses evaluated-four.json | xargs)," \
+    "one process $(losses evaluated.json | xargs)"
+  failures=$((failures + 1))
+else
+  echo "ok ($name, evaluate on 4 parts): the metrics of one process"
+fi
+runs=$((runs + 1))
+if result=$(paste -d, predicted.csv predicted-four.csv | awk -F, '
+    NR == 1 { half = NF / 2; next }
+    $1 != $(half + 1) || $2 != $(half + 2) {
+      bad = "line " NR ": node " $1 " class " $2 ", on 4 parts " $(half + 1) " " $(half + 2); exit
+    }
+    { for (k = 3; k <= half; ++k) { d = $k - $(half + k); if (d < 0) d = -d; if (d > worst) worst = d } }
+    END { if (bad != "") { print bad; exit 1 }
+          if (worst > 1e-6) { print "probabilities differ by " worst; exit 1 }
+          print NR - 1 " nodes, probabilities within " worst + 0 }') &&
+  [ "$(wc -l < predicted.csv)" = "$(wc -l < predicted-four.csv)" ]; then
+  echo "ok ($name, predict on 4 parts): $result"
+else
+  echo "FAIL ($name, predict on 4 parts): $result"
   failures=$((failures + 1))
 fi
 

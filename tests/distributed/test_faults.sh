@@ -2,7 +2,8 @@
 # A distributed run whose rank fails ends as a whole, with a non-zero exit and a message, within
 # 10 seconds: a corrupt part file (the rank that reads it names itself and the file), a rank that
 # exits with status 1, and a rank killed with SIGKILL in the middle of training; and bad usage
-# (parts for another process count, options a distributed run does not take) refused by name.
+# (parts for another process count, options a distributed run, evaluation or prediction does not
+# take) refused by name.
 #   test_faults.sh MASKGAT WORK_DIR
 # Needs mpirun (Open MPI) and the Cora files (MASKGAT_DATA_DIR).
 set -euo pipefail
@@ -63,20 +64,26 @@ wait "$job" || status=$?
 check "rank killed" "$status" "$start" "signal 9"
 
 # Bad usage, refused with exit 2 and a message: parts for another process count, and options a
-# distributed run does not take.
-status=0
-"${launcher[@]}" -np 1 "$maskgat" train --partitions cora.2 --threads 1 --quiet > out.txt 2>&1 ||
-  status=$?
-[ "$status" -eq 2 ] || fail "part count" "exit $status, expected 2"
-grep -q "error: rank 0 of 1: --partitions: cora.2 holds 2 parts, the job runs 1 processes; run it" \
-  out.txt ||
-  fail "part count" "message: $(head -c 500 out.txt)"
-status=0
-"$maskgat" train --partitions cora.2 --runs 2 > out.txt 2>&1 || status=$?
-[ "$status" -eq 2 ] || fail "--runs" "exit $status, expected 2"
-grep -q "error: --partitions trains one run on the whole graph; --runs, --plot, --split-out," \
-  out.txt ||
-  fail "--runs" "message: $(head -c 500 out.txt)"
+# distributed run, evaluation or prediction does not take.
+# refused WHAT MESSAGE COMMAND...: COMMAND exits with 2 and prints MESSAGE.
+refused() {
+  local what=$1 message=$2 status=0
+  shift 2
+  "$@" > out.txt 2>&1 || status=$?
+  [ "$status" -eq 2 ] || fail "$what" "exit $status, expected 2"
+  grep -qF -- "$message" out.txt || fail "$what" "message: $(head -c 500 out.txt)"
+}
+refused "part count" \
+  "error: rank 0 of 1: --partitions: cora.2 holds 2 parts, the job runs 1 processes; run it" \
+  "${launcher[@]}" -np 1 "$maskgat" train --partitions cora.2 --threads 1 --quiet
+refused "--runs" "error: --partitions trains one run on the whole graph; --runs, --plot, --split-out," \
+  "$maskgat" train --partitions cora.2 --runs 2
+refused "evaluate --split-out" \
+  "error: --partitions evaluates on the parts as partitioned; --data-as-given, --split-out" \
+  "$maskgat" evaluate --partitions cora.2 --load model.ckpt --split-out split.txt
+refused "predict --nodes" \
+  "error: --partitions predicts every node of the parts as partitioned; --data-as-given," \
+  "$maskgat" predict --partitions cora.2 --load model.ckpt --nodes 1 --json
 
 if [ "$failures" -ne 0 ]; then
   echo "FAIL: $failures of 3 faults"

@@ -245,7 +245,10 @@ class MASKGAT_EXPORT Trainer {
   /// @return loss, accuracy, macro-F1 and confusion matrix over its nodes
   /// @throws InvalidArgument when no node is in `part` or one of them has no valid label.
   [[nodiscard]] SplitMetrics evaluate(SplitPart part);
-  /// Class probabilities of every node, evaluation mode.
+  /// The logits of every node, evaluation mode.
+  /// @return N x K; valid until the trainer next runs its model
+  [[nodiscard]] const RowMatrix<float>& logits();
+  /// Class probabilities of every node, evaluation mode: the softmax of `logits()`.
   /// @return N x K, every row summing to 1
   [[nodiscard]] RowMatrix<float> predict_probabilities();
   /// Class probabilities of `nodes` alone, evaluation mode, through `logits_at`: on a large
