@@ -115,6 +115,62 @@ HaloExchange::HaloExchange(const GraphPart& part, Communicator& comm) : part_(&p
   received_.resize(parts);
 }
 
+std::vector<std::vector<std::uint8_t>> HaloExchange::receptive_rows(const Graph& mask,
+                                                                    std::span<const NodeId> nodes,
+                                                                    std::int64_t layers) {
+  const auto count = own_.size();
+  if (mask.num_nodes() != static_cast<std::int64_t>(count)) {
+    throw InvalidArgument("halo exchange: a mask of " + std::to_string(mask.num_nodes()) +
+                          " nodes for a part of " + std::to_string(count));
+  }
+  std::vector<std::vector<std::uint8_t>> rows(
+      static_cast<std::size_t>(std::max<std::int64_t>(layers, 0)));
+  if (rows.empty()) return rows;
+  std::vector<std::uint8_t> needed(count, 0);
+  for (const NodeId node : nodes) {
+    if (node < 0 || static_cast<std::size_t>(node) >= count ||
+        own_[static_cast<std::size_t>(node)] == 0) {
+      throw InvalidArgument("halo exchange: node " + std::to_string(node) +
+                            " is not one of the part's own rows");
+    }
+    needed[static_cast<std::size_t>(node)] = 1;
+  }
+  const auto offsets = mask.in_offsets();
+  const auto sources = mask.in_sources();
+  const auto parts = halo_rows_.size();
+  for (std::size_t layer = rows.size(); layer-- > 0;) {
+    rows[layer] = needed;
+    if (layer == 0) break;
+    // The layer below at the sources of the rows this one forms: own ones here, halo ones asked
+    // of their owners, which tell in turn which of their rows this part asks for.
+    std::vector<std::uint8_t> below(count, 0);
+    for (std::size_t r = 0; r < count; ++r) {
+      if (needed[r] == 0) continue;
+      for (EdgeId e = offsets[r]; e < offsets[r + 1]; ++e)
+        below[static_cast<std::size_t>(sources[static_cast<std::size_t>(e)])] = 1;
+    }
+    std::vector<std::vector<std::uint8_t>> asks(parts);
+    for (std::size_t q = 0; q < parts; ++q) {
+      for (const NodeId r : halo_rows_[q]) asks[q].push_back(below[static_cast<std::size_t>(r)]);
+    }
+    std::vector<std::vector<std::uint8_t>> asked;
+    exchange(*comm_, asks, asked);
+    for (std::size_t q = 0; q < parts; ++q) {
+      if (asked[q].size() != own_rows_[q].size()) {
+        throw Error("halo exchange: part " + std::to_string(q) + " asks about " +
+                    std::to_string(asked[q].size()) + " rows, expected " +
+                    std::to_string(own_rows_[q].size()));
+      }
+      for (std::size_t k = 0; k < asked[q].size(); ++k) {
+        if (asked[q][k] != 0) below[static_cast<std::size_t>(own_rows_[q][k])] = 1;
+      }
+    }
+    for (std::size_t r = 0; r < count; ++r) below[r] = own_[r] != 0 ? below[r] : 0;
+    needed = std::move(below);
+  }
+  return rows;
+}
+
 void HaloExchange::swap_rows(const RowMatrix<float>& from,
                              const std::vector<std::vector<NodeId>>& sends,
                              const std::vector<std::vector<NodeId>>& receives) {

@@ -237,18 +237,19 @@ struct Trainer::Impl {
     val_count = count(val_nodes);
     test_count = count(test_nodes);
     if (comm != nullptr) {
-      options.receptive_field = false;  // a part's steps run on its whole mask (saved so)
+      // A part's steps are the whole graph's, with no field of their own (saved so, so that a
+      // checkpoint resumes alike on one process): each layer is formed at the part's own rows
+      // that the training (validation) nodes of every part need, bitwise as at all of them; the
+      // halo's rows are their owners' to form.
+      options.receptive_field = false;
       if (options.batch_size != 0 || options.positional.kind != transforms::EncodingKind::kNone) {
         throw InvalidArgument(
             "train: mini-batches and positional encodings do not run on a partition; train on "
             "the whole graph for them");
       }
       model.set_halo(halo.get());
-      // Every layer forms the part's own rows: the halo's are their owners' to form.
-      const auto own = halo->own_rows();
-      train_rows.assign(static_cast<std::size_t>(options.model.layers),
-                        std::vector<std::uint8_t>(own.begin(), own.end()));
-      val_rows = train_rows;
+      train_rows = halo->receptive_rows(whole_mask(), train_nodes, options.model.layers);
+      val_rows = halo->receptive_rows(whole_mask(), val_nodes, options.model.layers);
     }
     if (options.positional.kind != transforms::EncodingKind::kNone) {
       input = model_input(data, options);

@@ -49,6 +49,19 @@ class MASKGAT_EXPORT HaloExchange final : public nn::BasicHalo<float> {
   /// @return one byte per row, 1 for an own node
   [[nodiscard]] std::span<const std::uint8_t> own_rows() const noexcept { return own_; }
 
+  /// Where each layer must be formed on this part for the logits of `nodes` and of the nodes
+  /// the other parts pass: as `masks::receptive_rows` on the whole graph, at this part's own
+  /// rows (a halo row needed by a layer is asked of its owner, which forms it). Collective: every
+  /// part calls it, with its own nodes (none is allowed).
+  /// @param mask   the part's mask (`masks::from_graph(data().graph)`)
+  /// @param nodes  own rows of `data()` whose logits are wanted
+  /// @param layers the model's layers L
+  /// @return L vectors of a byte per row of `data()`, the input layer's first
+  /// @throws InvalidArgument when a node is not an own row or `mask` is not the part's.
+  [[nodiscard]] std::vector<std::vector<std::uint8_t>> receptive_rows(const Graph& mask,
+                                                                      std::span<const NodeId> nodes,
+                                                                      std::int64_t layers);
+
   void fill(RowMatrix<float>& rows) override;
   void reduce(RowMatrix<float>& grad) override;
   [[nodiscard]] std::span<const NodeId> origins() const override;

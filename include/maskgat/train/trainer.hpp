@@ -191,8 +191,9 @@ class MASKGAT_EXPORT Trainer {
   Trainer(const Dataset& dataset, const Checkpoint& checkpoint, std::int64_t epochs);
   /// A new run on one part of a partitioned graph (`open_part`), one process per part, rank r
   /// holding part r: distributed full-graph training. Every rank computes its own nodes' rows and
-  /// in-edges; each hidden layer's input rows of the halo come from their owners
-  /// (`HaloExchange`), and their gradients go back to them; parameters are replicated, their
+  /// in-edges (in a training step only those the training nodes of every part need,
+  /// `HaloExchange::receptive_rows`); each hidden layer's input rows of the halo come from their
+  /// owners (`HaloExchange`), and their gradients go back to them; parameters are replicated, their
   /// gradients summed over the ranks in rank order, so every rank takes the same Adam step.
   /// Losses, accuracies and early stopping are over every part's nodes, and dropout draws the
   /// whole graph's mask, so the run follows the single-process run on the whole graph without

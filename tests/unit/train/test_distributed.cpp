@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "maskgat/core/error.hpp"
+#include "maskgat/graph/masks.hpp"
 #include "maskgat/io/partition.hpp"
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/halo_exchange.hpp"
@@ -168,6 +170,48 @@ TEST_SUITE("unit") {
                                         &foreign_checkpoint, 10),
                          doctest::Contains("the partition is not of the data the run was trained on"),
                          maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("distributed: each part forms the rows of the whole graph's receptive field") {
+    const Dataset data = maskgat::test::synthetic_dataset(200, 3.0, 6, 2, 7);
+    const maskgat::Graph mask = maskgat::masks::from_graph(data.graph, true);
+    std::vector<NodeId> outputs;  // every ninth node, spread over the parts
+    for (NodeId v = 0; v < data.graph.num_nodes(); v += 9) outputs.push_back(v);
+    for (const std::int64_t layers : {1, 2, 3}) {
+      const auto whole = maskgat::masks::receptive_rows(mask, outputs, layers);
+      const std::vector<maskgat::GraphPart> parts =
+          parts_of(data, 3, "distributed_receptive_" + std::to_string(layers));
+      std::vector<std::int64_t> wrong(3, -1);  // per part: rows formed otherwise than expected
+      maskgat::test::ThreadGroup group(3);
+      group.run([&](int rank, maskgat::Communicator& comm) {
+        train::HaloExchange halo(parts[static_cast<std::size_t>(rank)], comm);
+        const maskgat::Dataset& part = halo.data();
+        const maskgat::Graph part_mask = maskgat::masks::from_graph(part.graph, true);
+        std::vector<NodeId> mine;  // its rows of the outputs, by their ids in the whole graph
+        for (NodeId r = 0; r < part.graph.num_nodes(); ++r) {
+          const NodeId origin = halo.origins()[static_cast<std::size_t>(r)];
+          if (halo.own_rows()[static_cast<std::size_t>(r)] != 0 && origin % 9 == 0) {
+            mine.push_back(r);
+          }
+        }
+        const auto rows = halo.receptive_rows(part_mask, mine, layers);
+        std::int64_t differ = rows.size() == static_cast<std::size_t>(layers) ? 0 : 1;
+        for (std::size_t l = 0; l < rows.size() && differ == 0; ++l) {
+          for (NodeId r = 0; r < part.graph.num_nodes(); ++r) {
+            const auto row = static_cast<std::size_t>(r);
+            const auto origin = static_cast<std::size_t>(halo.origins()[row]);
+            // Own rows as the whole graph needs them; halo rows never (their owners form them).
+            const std::uint8_t expected = halo.own_rows()[row] != 0 ? whole[l][origin] : 0;
+            differ += rows[l][row] != expected ? 1 : 0;
+          }
+        }
+        wrong[static_cast<std::size_t>(rank)] = differ;
+      });
+      CHECK(wrong == std::vector<std::int64_t>(3, 0));
+      // The field is a proper part of the graph below the output layer, so the test can tell.
+      CHECK(std::count(whole.back().begin(), whole.back().end(), 1) <
+            std::count(whole.front().begin(), whole.front().end(), 1) + (layers == 1 ? 1 : 0));
+    }
   }
 
   TEST_CASE("distributed: parts on the wrong ranks and mini-batches are refused") {
