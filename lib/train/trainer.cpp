@@ -237,19 +237,25 @@ struct Trainer::Impl {
     val_count = count(val_nodes);
     test_count = count(test_nodes);
     if (comm != nullptr) {
-      // A part's steps are the whole graph's, with no field of their own (saved so, so that a
-      // checkpoint resumes alike on one process): each layer is formed at the part's own rows
-      // that the training (validation) nodes of every part need, bitwise as at all of them; the
-      // halo's rows are their owners' to form.
-      options.receptive_field = false;
       if (options.batch_size != 0 || options.positional.kind != transforms::EncodingKind::kNone) {
         throw InvalidArgument(
             "train: mini-batches and positional encodings do not run on a partition; train on "
             "the whole graph for them");
       }
       model.set_halo(halo.get());
-      train_rows = halo->receptive_rows(whole_mask(), train_nodes, options.model.layers);
-      val_rows = halo->receptive_rows(whole_mask(), val_nodes, options.model.layers);
+      // Each layer forms the part's own rows (the halo's are their owners' to form); with
+      // `receptive_field`, only those the training (validation) nodes of every part need,
+      // bitwise as at all of them (a part takes the whole graph's steps, never a field's).
+      const auto own = halo->own_rows();
+      const std::vector<std::vector<std::uint8_t>> all(
+          static_cast<std::size_t>(options.model.layers),
+          std::vector<std::uint8_t>(own.begin(), own.end()));
+      train_rows = options.receptive_field
+                       ? halo->receptive_rows(whole_mask(), train_nodes, options.model.layers)
+                       : all;
+      val_rows = options.receptive_field
+                     ? halo->receptive_rows(whole_mask(), val_nodes, options.model.layers)
+                     : all;
     }
     if (options.positional.kind != transforms::EncodingKind::kNone) {
       input = model_input(data, options);

@@ -53,12 +53,13 @@ for dataset in "$@"; do
 done
 # Checkpoints do not depend on the part count: the first graph's model trained on 4 parts
 # evaluates on one process, and resumes on 2 parts and on one process to the parameters of an
-# uninterrupted single-process run.
+# uninterrupted single-process run (`--whole-graph`, saved in the checkpoint, so that the resumed
+# single-process steps do not move to the training nodes' field).
 dataset=$1
 name=${dataset%%:*}
 common=(--patience 0 --threads 1 --json --quiet --force)  # --resume takes all but --patience 0
-"${mpirun[@]}" -np 4 "$maskgat" train --partitions "$name.4" --epochs 40 "${common[@]}" \
-  --save four.ckpt > four.json
+"${mpirun[@]}" -np 4 "$maskgat" train --partitions "$name.4" --whole-graph --epochs 40 \
+  "${common[@]}" --save four.ckpt > four.json
 "$maskgat" evaluate --dataset "$dataset" --load four.ckpt --json > evaluated.json
 "${mpirun[@]}" -np 2 "$maskgat" train --partitions "$name.2" --resume four.ckpt --epochs 50 \
   "${common[@]:2}" --save resumed-two.ckpt > /dev/null
