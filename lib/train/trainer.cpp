@@ -246,16 +246,17 @@ struct Trainer::Impl {
       // Each layer forms the part's own rows (the halo's are their owners' to form); with
       // `receptive_field`, only those the training (validation) nodes of every part need,
       // bitwise as at all of them (a part takes the whole graph's steps, never a field's).
-      const auto own = halo->own_rows();
-      const std::vector<std::vector<std::uint8_t>> all(
-          static_cast<std::size_t>(options.model.layers),
-          std::vector<std::uint8_t>(own.begin(), own.end()));
-      train_rows = options.receptive_field
-                       ? halo->receptive_rows(whole_mask(), train_nodes, options.model.layers)
-                       : all;
-      val_rows = options.receptive_field
-                     ? halo->receptive_rows(whole_mask(), val_nodes, options.model.layers)
-                     : all;
+      const auto rows_for = [&](std::span<const NodeId> nodes) {
+        if (options.receptive_field) {
+          return halo->receptive_rows(whole_mask(), nodes, options.model.layers);
+        }
+        const auto own = halo->own_rows();
+        return std::vector<std::vector<std::uint8_t>>(
+            static_cast<std::size_t>(options.model.layers),
+            std::vector<std::uint8_t>(own.begin(), own.end()));
+      };
+      train_rows = rows_for(train_nodes);
+      val_rows = rows_for(val_nodes);
     }
     if (options.positional.kind != transforms::EncodingKind::kNone) {
       input = model_input(data, options);
