@@ -6,7 +6,6 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -352,23 +351,16 @@ int run_predict_on_partitions(PredictOptions& options) {
       [&](Communicator& comm, const RunOptions& run, const GraphPart& part, train::Trainer& trainer,
           const std::vector<std::string>& class_names) {
         const RowMatrix<float>& logits = trainer.logits();
-        // The trainer's rows are the part's nodes by their ids in the whole graph.
-        std::vector<NodeId> order(part.origins.size());  // row -> the part's node
-        std::iota(order.begin(), order.end(), NodeId{0});
-        std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) {
-          return part.origins[static_cast<std::size_t>(a)] <
-                 part.origins[static_cast<std::size_t>(b)];
-        });
+        // The trainer's rows are the part's nodes (its store's, in the whole graph's order).
         std::vector<NodeId> ids;  // the own nodes' ids, their logits and names (ended by '\0')
         std::vector<float> values;
         std::vector<char> name_bytes;
-        for (std::size_t r = 0; r < order.size(); ++r) {
-          const auto node = static_cast<std::size_t>(order[r]);
-          if (order[r] >= part.own_nodes()) continue;
-          ids.push_back(part.origins[node]);
+        for (std::size_t r = 0; r < part.origins.size(); ++r) {
+          if (!part.is_own(static_cast<NodeId>(r))) continue;
+          ids.push_back(part.origins[r]);
           const auto row = logits.row(static_cast<Eigen::Index>(r));
           values.insert(values.end(), row.data(), row.data() + row.size());
-          const std::string& name = part.data.node_names[node];
+          const std::string& name = part.data.node_names[r];
           name_bytes.insert(name_bytes.end(), name.begin(), name.end());
           name_bytes.push_back('\0');
         }

@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kPartReader = "partition";
 constexpr std::string_view kPartFile = "part";
-constexpr detail::Frame kPartFrame{"MGATPART", 2, "part file (it", "partition the data again"};
+constexpr detail::Frame kPartFrame{"MGATPART", 3, "part file (it", "partition the data again"};
 
 std::string part_name(std::int32_t part) { return "part-" + std::to_string(part); }
 
@@ -37,8 +37,7 @@ struct PartRecord {
   std::int64_t global_nodes = 0;
   std::uint64_t header = 0;
   std::vector<NodeId> offsets;
-  std::vector<NodeId> halo;
-  std::vector<std::int32_t> owners;
+  std::vector<NodeId> globals;
   std::vector<NodeId> origins;
   std::vector<EdgeId> first_edges;
   std::vector<std::int64_t> first_entries;
@@ -52,8 +51,7 @@ void write_part_record(const fs::path& store, const PartRecord& record) {
   payload.scalar(record.global_nodes);
   payload.scalar(record.header);
   payload.array(record.offsets);
-  payload.array(record.halo);
-  payload.array(record.owners);
+  payload.array(record.globals);
   payload.array(record.origins);
   payload.array(record.first_edges);
   payload.array(record.first_entries);
@@ -84,8 +82,7 @@ PartRecord read_part_record(const fs::path& store, std::int64_t max_bytes) {
   record.global_nodes = in.scalar<std::int64_t>();
   record.header = in.scalar<std::uint64_t>();
   record.offsets = in.array<NodeId>();
-  record.halo = in.array<NodeId>();
-  record.owners = in.array<std::int32_t>();
+  record.globals = in.array<NodeId>();
   record.origins = in.array<NodeId>();
   record.first_edges = in.array<EdgeId>();
   record.first_entries = in.array<std::int64_t>();
@@ -116,51 +113,56 @@ void check_part(const fs::path& path, const PartRecord& record, const Dataset& d
       fail(path, "offsets decrease at part " + std::to_string(q));
     }
   }
-  const auto p = static_cast<std::size_t>(record.part);
-  const NodeId own = record.offsets[p + 1] - record.offsets[p];
-  const auto halo = static_cast<std::int64_t>(record.halo.size());
-  if (record.owners.size() != record.halo.size() || own + halo != data.graph.num_nodes()) {
-    fail(path, "the part owns " + std::to_string(own) + " nodes and lists " + std::to_string(halo) +
-                   " halo nodes and " + std::to_string(record.owners.size()) +
-                   " owners; its store has " + std::to_string(data.graph.num_nodes()) + " nodes");
-  }
-  for (std::size_t k = 0; k < record.halo.size(); ++k) {
-    const NodeId node = record.halo[k];
-    if (node < 0 || node >= record.global_nodes || (k > 0 && node <= record.halo[k - 1])) {
-      fail(path, "halo node " + std::to_string(k) + " is " + std::to_string(node) +
-                     ", expected global ids in [0, " + std::to_string(record.global_nodes) +
-                     ") ascending");
-    }
-    const auto owner = static_cast<std::int32_t>(
-        std::upper_bound(record.offsets.begin(), record.offsets.end(), node) -
-        record.offsets.begin() - 1);
-    if (owner == record.part || record.owners[k] != owner) {
-      fail(path, "halo node " + std::to_string(node) + " is owned by part " +
-                     std::to_string(owner) + " by the offsets, the file says " +
-                     std::to_string(record.owners[k]) +
-                     (owner == record.part ? " (and a part's halo holds only others' nodes)" : ""));
-    }
-    if (data.graph.in_degree(static_cast<NodeId>(own + static_cast<NodeId>(k))) != 0) {
-      fail(path, "halo node " + std::to_string(node) + " has in-edges in the store");
-    }
-  }
-  const auto local = static_cast<std::size_t>(own + halo);
+  const auto local = static_cast<std::size_t>(data.graph.num_nodes());
   const bool sparse = data.features.cols() > 0 && data.features.is_sparse();
-  if (record.origins.size() != local ||
+  const NodeId first = record.offsets[static_cast<std::size_t>(record.part)];
+  const NodeId own = record.offsets[static_cast<std::size_t>(record.part) + 1] - first;
+  if (record.globals.size() != local || record.origins.size() != local ||
       record.first_edges.size() != static_cast<std::size_t>(own) ||
       record.first_entries.size() != (sparse ? local : 0)) {
-    fail(path, "holds " + std::to_string(record.origins.size()) + " origins, " +
+    fail(path, "holds " + std::to_string(record.globals.size()) + " global ids, " +
+                   std::to_string(record.origins.size()) + " origins, " +
                    std::to_string(record.first_edges.size()) + " first edges and " +
                    std::to_string(record.first_entries.size()) + " first entries, expected " +
-                   std::to_string(local) + ", " + std::to_string(own) + " and " +
-                   std::to_string(sparse ? local : 0));
+                   std::to_string(local) + ", " + std::to_string(local) + ", " +
+                   std::to_string(own) + " and " + std::to_string(sparse ? local : 0));
   }
-  std::vector<NodeId> origins(record.origins);
-  std::sort(origins.begin(), origins.end());
-  if (!origins.empty() && (origins.front() < 0 || origins.back() >= record.global_nodes ||
-                           std::adjacent_find(origins.begin(), origins.end()) != origins.end())) {
-    fail(path,
-         "origins must be distinct node ids in [0, " + std::to_string(record.global_nodes) + ")");
+  NodeId next = first;  // the global id the next own node must have
+  std::vector<NodeId> halo;
+  for (std::size_t k = 0; k < local; ++k) {
+    const NodeId origin = record.origins[k];
+    if (origin < 0 || origin >= record.global_nodes || (k > 0 && origin <= record.origins[k - 1])) {
+      fail(path, "node " + std::to_string(k) + " has origin " + std::to_string(origin) +
+                     ", expected ids in [0, " + std::to_string(record.global_nodes) +
+                     ") ascending");
+    }
+    const NodeId global = record.globals[k];
+    if (global >= first && global < first + own) {
+      if (global != next) {
+        fail(path, "own node " + std::to_string(k) + " has global id " + std::to_string(global) +
+                       ", expected " + std::to_string(next) +
+                       " (the own nodes hold the part's ids in order)");
+      }
+      ++next;
+      continue;
+    }
+    if (global < 0 || global >= record.global_nodes) {
+      fail(path, "node " + std::to_string(k) + " has global id " + std::to_string(global) +
+                     ", expected an id in [0, " + std::to_string(record.global_nodes) + ")");
+    }
+    if (data.graph.in_degree(static_cast<NodeId>(k)) != 0) {
+      fail(path, "halo node " + std::to_string(k) + " (global id " + std::to_string(global) +
+                     ") has in-edges in the store");
+    }
+    halo.push_back(global);
+  }
+  if (next != first + own) {
+    fail(path, "holds " + std::to_string(next - first) + " of the part's " + std::to_string(own) +
+                   " own nodes");
+  }
+  std::sort(halo.begin(), halo.end());
+  if (const auto twice = std::adjacent_find(halo.begin(), halo.end()); twice != halo.end()) {
+    fail(path, "halo node " + std::to_string(*twice) + " appears twice");
   }
   const auto negative = [](const auto& values) {
     return std::any_of(values.begin(), values.end(), [](std::int64_t v) { return v < 0; });
@@ -171,6 +173,11 @@ void check_part(const fs::path& path, const PartRecord& record, const Dataset& d
 }
 
 }  // namespace
+
+std::int32_t GraphPart::owner_of(NodeId global) const noexcept {
+  return static_cast<std::int32_t>(std::upper_bound(offsets.begin(), offsets.end(), global) -
+                                   offsets.begin() - 1);
+}
 
 double PartitionStats::node_balance() const {
   const std::int64_t total = std::accumulate(nodes.begin(), nodes.end(), std::int64_t{0});
@@ -247,59 +254,56 @@ PartitionStats write_partition(const Dataset& dataset, std::span<const std::int3
     const auto p = static_cast<std::size_t>(part);
     const NodeId first = offsets[p];
     const NodeId own = offsets[p + 1] - first;
-    // The halo: the distinct remote sources of the part's in-edges, by global id.
+    // The halo: the distinct remote sources of the part's in-edges.
     std::vector<NodeId> halo;
     EdgeId in_edges = 0;
     for (NodeId g = first; g < first + own; ++g) {
       const auto sources = graph.in_neighbors(order[static_cast<std::size_t>(g)]);
       in_edges += static_cast<EdgeId>(sources.size());
       for (const NodeId source : sources) {
-        if (owner[static_cast<std::size_t>(source)] != part) {
-          halo.push_back(global[static_cast<std::size_t>(source)]);
-        }
+        if (owner[static_cast<std::size_t>(source)] != part) halo.push_back(source);
       }
     }
     // One entry per remote in-edge until deduplicated: the part's share of the cut.
     stats.cut_edges += static_cast<EdgeId>(halo.size());
     std::sort(halo.begin(), halo.end());
     halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
-    const auto local_of = [&](NodeId source) {
-      const NodeId g = global[static_cast<std::size_t>(source)];
-      if (g >= first && g < first + own) return g - first;
-      return own +
-             static_cast<NodeId>(std::lower_bound(halo.begin(), halo.end(), g) - halo.begin());
-    };
+    stats.halo.push_back(static_cast<std::int64_t>(halo.size()));
 
-    // The part's dataset: own nodes' rows with their in-edges by local source, halo rows empty.
-    const auto total = static_cast<std::size_t>(own) + halo.size();
-    std::vector<NodeId> nodes(total);  // local -> node
-    for (std::size_t k = 0; k < total; ++k) {
-      const NodeId g = k < static_cast<std::size_t>(own) ? first + static_cast<NodeId>(k)
-                                                         : halo[k - static_cast<std::size_t>(own)];
-      nodes[k] = order[static_cast<std::size_t>(g)];
-    }
-    std::vector<EdgeId> in_offsets(total + 1, in_edges);
+    // The part's nodes, own and halo, in the dataset's order (its own nodes are in it already).
+    std::vector<NodeId> nodes(static_cast<std::size_t>(own) + halo.size());  // local -> node
+    std::merge(order.begin() + first, order.begin() + first + own, halo.begin(), halo.end(),
+               nodes.begin());
+    const auto local_of = [&](NodeId node) {
+      return static_cast<NodeId>(std::lower_bound(nodes.begin(), nodes.end(), node) -
+                                 nodes.begin());
+    };
+    // Own nodes' rows with their in-edges by local source, halo rows empty.
+    const auto total = nodes.size();
+    std::vector<EdgeId> in_offsets(total + 1, 0);
     std::vector<NodeId> in_sources;
     std::vector<float> weights;
     in_sources.reserve(static_cast<std::size_t>(in_edges));
     if (graph.has_weights()) weights.reserve(static_cast<std::size_t>(in_edges));
     std::vector<std::pair<NodeId, float>> row;
-    for (NodeId k = 0; k < own; ++k) {
-      in_offsets[static_cast<std::size_t>(k)] = static_cast<EdgeId>(in_sources.size());
-      const NodeId v = nodes[static_cast<std::size_t>(k)];
-      const auto sources = graph.in_neighbors(v);
-      const EdgeId begin = graph.in_offsets()[static_cast<std::size_t>(v)];
-      row.clear();
-      for (std::size_t e = 0; e < sources.size(); ++e) {
-        row.emplace_back(
-            local_of(sources[e]),
-            graph.has_weights() ? graph.weights()[static_cast<std::size_t>(begin) + e] : 0.0F);
+    for (std::size_t k = 0; k < total; ++k) {
+      const NodeId v = nodes[k];
+      if (owner[static_cast<std::size_t>(v)] == part) {
+        const auto sources = graph.in_neighbors(v);
+        const EdgeId begin = graph.in_offsets()[static_cast<std::size_t>(v)];
+        row.clear();
+        for (std::size_t e = 0; e < sources.size(); ++e) {
+          row.emplace_back(
+              local_of(sources[e]),
+              graph.has_weights() ? graph.weights()[static_cast<std::size_t>(begin) + e] : 0.0F);
+        }
+        std::sort(row.begin(), row.end());
+        for (const auto& [source, weight] : row) {
+          in_sources.push_back(source);
+          if (graph.has_weights()) weights.push_back(weight);
+        }
       }
-      std::sort(row.begin(), row.end());
-      for (const auto& [source, weight] : row) {
-        in_sources.push_back(source);
-        if (graph.has_weights()) weights.push_back(weight);
-      }
+      in_offsets[k + 1] = static_cast<EdgeId>(in_sources.size());
     }
     Dataset data;
     data.name = dataset.name;
@@ -313,7 +317,7 @@ PartitionStats write_partition(const Dataset& dataset, std::span<const std::int3
     data.node_names.resize(total);
     for (std::size_t k = 0; k < total; ++k) {
       const auto v = static_cast<std::size_t>(nodes[k]);
-      if (k < static_cast<std::size_t>(own)) {
+      if (owner[v] == part) {
         data.labels[k] = dataset.labels[v];
         data.split[k] = dataset.split[v];
       }
@@ -333,25 +337,21 @@ PartitionStats write_partition(const Dataset& dataset, std::span<const std::int3
     record.global_nodes = n;
     record.header = header_checksum(store, std::numeric_limits<std::int64_t>::max());
     record.offsets = offsets;
-    record.owners.resize(halo.size());
-    for (std::size_t k = 0; k < halo.size(); ++k) {
-      record.owners[k] = owner[static_cast<std::size_t>(order[static_cast<std::size_t>(halo[k])])];
+    for (const NodeId v : nodes) {
+      record.globals.push_back(global[static_cast<std::size_t>(v)]);
+      if (owner[static_cast<std::size_t>(v)] == part) {
+        record.first_edges.push_back(first_edge[static_cast<std::size_t>(v)]);
+      }
     }
-    record.halo = std::move(halo);
-    record.origins = nodes;
+    record.origins = std::move(nodes);
     record.whole = whole;
-    for (NodeId k = 0; k < own; ++k) {
-      record.first_edges.push_back(
-          first_edge[static_cast<std::size_t>(nodes[static_cast<std::size_t>(k)])]);
-    }
     if (sparse) {
       const auto outer = dataset.features.view().sparse().outerIndexPtr();
-      for (const NodeId v : nodes) record.first_entries.push_back(outer[v]);
+      for (const NodeId v : record.origins) record.first_entries.push_back(outer[v]);
     }
     write_part_record(store, record);
     stats.nodes.push_back(own);
     stats.in_edges.push_back(in_edges);
-    stats.halo.push_back(static_cast<std::int64_t>(record.halo.size()));
   }
   out.publish();
   return stats;
@@ -372,8 +372,7 @@ GraphPart open_part(const fs::path& dir, const StoreOptions& options) {
   result.parts = record.parts;
   result.global_nodes = record.global_nodes;
   result.offsets = std::move(record.offsets);
-  result.halo = std::move(record.halo);
-  result.halo_owners = std::move(record.owners);
+  result.globals = std::move(record.globals);
   result.origins = std::move(record.origins);
   result.first_edges = std::move(record.first_edges);
   result.first_entries = std::move(record.first_entries);

@@ -1,7 +1,6 @@
 #include "maskgat/train/halo_exchange.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <string>
 #include <utility>
 
@@ -17,75 +16,31 @@ HaloExchange::HaloExchange(const GraphPart& part, Communicator& comm) : part_(&p
                           " of " + std::to_string(part.parts) +
                           ", expected part r of P on rank r of P");
   }
-  const Dataset& stored = part.data;
-  const NodeId own = part.own_nodes();
-  const NodeId local = stored.graph.num_nodes();
-  const auto count = static_cast<std::size_t>(local);
-  // The rows here: the part's nodes by their ids in the whole graph.
-  std::vector<NodeId> order(count);  // row -> the store's node
-  std::iota(order.begin(), order.end(), NodeId{0});
-  std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) {
-    return part.origins[static_cast<std::size_t>(a)] < part.origins[static_cast<std::size_t>(b)];
-  });
-  std::vector<NodeId> row_of(count);  // the store's node -> row
-  for (std::size_t r = 0; r < count; ++r)
-    row_of[static_cast<std::size_t>(order[r])] = static_cast<NodeId>(r);
-  const auto store_offsets = stored.graph.in_offsets();
-  std::vector<EdgeId> offsets(count + 1, 0);
-  std::vector<NodeId> sources;
-  std::vector<float> weights;
-  sources.reserve(static_cast<std::size_t>(stored.graph.num_edges()));
-  std::vector<std::pair<NodeId, float>> row;
-  own_.assign(count, 0);
-  for (std::size_t r = 0; r < count; ++r) {
-    const NodeId k = order[r];
-    const auto node = static_cast<std::size_t>(k);
-    own_[r] = k < own ? 1 : 0;
-    origins_.push_back(part.origins[node]);
-    if (!part.first_entries.empty()) first_entries_.push_back(part.first_entries[node]);
-    row.clear();
-    const auto in = stored.graph.in_neighbors(k);
-    for (std::size_t e = 0; e < in.size(); ++e) {
-      row.emplace_back(
-          row_of[static_cast<std::size_t>(in[e])],
-          stored.graph.has_weights()
-              ? stored.graph.weights()[static_cast<std::size_t>(store_offsets[node]) + e]
-              : 0.0F);
-    }
-    std::sort(row.begin(), row.end());
-    for (const auto& [source, weight] : row) {
-      sources.push_back(source);
-      if (stored.graph.has_weights()) weights.push_back(weight);
-    }
-    offsets[r + 1] = static_cast<EdgeId>(sources.size());
-  }
-  data_.name = stored.name;
-  data_.graph = Graph(local, std::move(offsets), std::move(sources), std::move(weights));
-  data_.features = stored.features.select_rows(order);
-  data_.missing_features = stored.missing_features;
-  data_.feature_names = stored.feature_names;
-  data_.class_names = stored.class_names;
-  data_.notes = stored.notes;
-  data_.preparation = stored.preparation;
-  for (const NodeId k : order) {
-    const auto node = static_cast<std::size_t>(k);
-    data_.labels.push_back(stored.labels[node]);
-    data_.split.push_back(stored.split[node]);
-    data_.node_names.push_back(stored.node_names[node]);
-  }
-
+  const Graph& graph = part.data.graph;
+  const auto count = static_cast<std::size_t>(graph.num_nodes());
   const auto parts = static_cast<std::size_t>(part.parts);
-  // Which of each owner's nodes this part reads, as global ids, and where their rows are here.
+  const NodeId first = part.offsets[static_cast<std::size_t>(part.part)];
+  const NodeId own = part.own_nodes();
+  // Which of each owner's nodes this part reads, as global ids, and where their rows are here;
+  // and the row of each own node.
   std::vector<std::vector<NodeId>> wanted(parts);
   halo_rows_.resize(parts);
-  for (std::size_t k = 0; k < part.halo.size(); ++k) {
-    const auto owner = static_cast<std::size_t>(part.halo_owners[k]);
-    wanted[owner].push_back(part.halo[k]);
-    halo_rows_[owner].push_back(row_of[static_cast<std::size_t>(own) + k]);
+  std::vector<NodeId> own_row(static_cast<std::size_t>(own));
+  own_.assign(count, 0);
+  for (std::size_t r = 0; r < count; ++r) {
+    const auto row = static_cast<NodeId>(r);
+    const NodeId global = part.globals[r];
+    if (part.is_own(row)) {
+      own_[r] = 1;
+      own_row[static_cast<std::size_t>(global - first)] = row;
+      continue;
+    }
+    const auto owner = static_cast<std::size_t>(part.owner_of(global));
+    wanted[owner].push_back(global);
+    halo_rows_[owner].push_back(row);
   }
   std::vector<std::vector<NodeId>> asked;
   exchange(comm, wanted, asked);
-  const NodeId first = part.offsets[static_cast<std::size_t>(part.part)];
   own_rows_.resize(parts);
   for (std::size_t q = 0; q < parts; ++q) {
     for (const NodeId node : asked[q]) {
@@ -95,18 +50,18 @@ HaloExchange::HaloExchange(const GraphPart& part, Communicator& comm) : part_(&p
                     ", which it does not own (its nodes are [" + std::to_string(first) + ", " +
                     std::to_string(first + own) + ")); the part files are not of one partition");
       }
-      own_rows_[q].push_back(row_of[static_cast<std::size_t>(node - first)]);
+      own_rows_[q].push_back(own_row[static_cast<std::size_t>(node - first)]);
     }
   }
   // Each own row's attention entries (the mask models run on, `masks::from_graph`) numbered as
   // the whole graph numbers them: the row's first number, then one per entry in order (the
   // sources here are in the whole graph's order).
-  const Graph mask = masks::from_graph(data_.graph, true);
+  const Graph mask = masks::from_graph(graph, true);
   const auto mask_offsets = mask.in_offsets();
   edge_numbers_.assign(static_cast<std::size_t>(mask.num_edges()), 0);
   for (std::size_t r = 0; r < count; ++r) {
     if (own_[r] == 0) continue;
-    const EdgeId base = part.first_edges[static_cast<std::size_t>(order[r])];
+    const EdgeId base = part.first_edges[static_cast<std::size_t>(part.globals[r] - first)];
     for (EdgeId e = mask_offsets[r]; e < mask_offsets[r + 1]; ++e) {
       edge_numbers_[static_cast<std::size_t>(e)] = base + (e - mask_offsets[r]);
     }
@@ -218,8 +173,8 @@ void HaloExchange::reduce(RowMatrix<float>& grad) {
   }
 }
 
-std::span<const NodeId> HaloExchange::origins() const { return origins_; }
-std::span<const std::int64_t> HaloExchange::first_entries() const { return first_entries_; }
+std::span<const NodeId> HaloExchange::origins() const { return part_->origins; }
+std::span<const std::int64_t> HaloExchange::first_entries() const { return part_->first_entries; }
 std::span<const std::int64_t> HaloExchange::edge_numbers() const { return edge_numbers_; }
 
 }  // namespace maskgat::train

@@ -132,7 +132,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (fs::exists(dir / kFiles[kPart])) {
     return maskgat::fuzz::accept_errors([&] {
       const maskgat::GraphPart part = maskgat::open_part(dir, options);
-      for (maskgat::NodeId k = 0; k < part.data.graph.num_nodes(); ++k) (void)part.global_id(k);
+      for (maskgat::NodeId k = 0; k < part.data.graph.num_nodes(); ++k) {
+        if (!part.is_own(k)) (void)part.owner_of(part.globals[static_cast<std::size_t>(k)]);
+      }
       run(part.data);
     });
   }

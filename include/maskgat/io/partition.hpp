@@ -2,7 +2,7 @@
 /// @file
 /// A graph split into parts that each own their nodes and the in-edges into them: nodes
 /// renumbered so that each part's are contiguous, and one graph store per part holding its nodes,
-/// the in-edges of its nodes and the remote sources those read (its halo), with their owners.
+/// the in-edges of its nodes and the remote sources those read (its halo), with their global ids.
 
 #include <cstdint>
 #include <filesystem>
@@ -34,16 +34,17 @@ struct PartitionStats {
 /// Writes `dataset` split by `owner` into the directory `dir`, as the stores `part-0` ...
 /// `part-<P-1>`. Nodes are renumbered globally by part, then by their id within it, so part q
 /// owns the global ids [offsets[q], offsets[q+1]). Part q's store is a graph store (see
-/// `write_store`) over its own nodes, in global order, followed by its halo nodes, by ascending
-/// global id: its own nodes keep their features, labels, split, names and every in-edge (weights
-/// included); its halo nodes keep their features and names, and have no in-edges, no label and
-/// no split part. Beside the store's header, a file `part` records the part's index, the part
-/// count, the global node count, every part's offsets, the halo's global ids and owners, and the
-/// checksum of the store's header it belongs to (magic `MGATPART`, version, FNV-1a 64 of the
-/// payload), and per node its id in `dataset` and the numbers `dataset`'s attention mask and
-/// sparse features give its first entries (`GraphPart::origins`, `first_edges`,
-/// `first_entries`), and the fingerprints of `dataset` (`fingerprint`). The directory is written
-/// beside `dir` and renamed into place.
+/// `write_store`) over its own nodes and its halo nodes (the other parts' nodes its in-edges
+/// read), all in `dataset`'s order, so that a model runs on the store as it is and reads each
+/// row's sources in the whole graph's order: its own nodes keep their features, labels, split,
+/// names and every in-edge (weights included); its halo nodes keep their features and names, and
+/// have no in-edges, no label and no split part. Beside the store's header, a file `part` records
+/// the part's index, the part count, the global node count, every part's offsets, per node its
+/// global id, and the checksum of the store's header it belongs to (magic `MGATPART`, version,
+/// FNV-1a 64 of the payload), and per node its id in `dataset` and the numbers `dataset`'s
+/// attention mask and sparse features give its first entries (`GraphPart::origins`,
+/// `first_edges`, `first_entries`), and the fingerprints of `dataset` (`fingerprint`). The
+/// directory is written beside `dir` and renamed into place.
 /// @param dataset   any dataset
 /// @param owner     the part of every node, each in [0, parts); every part must own a node
 /// @param parts     P >= 1
@@ -57,21 +58,25 @@ MASKGAT_EXPORT PartitionStats write_partition(const Dataset& dataset,
                                               std::int32_t parts, const std::filesystem::path& dir,
                                               bool overwrite);
 
-/// One part of a partition, as `open_part` maps it.
+/// One part of a partition, as `open_part` maps it. Its local nodes (the store's) are its own
+/// nodes and its halo, in the order of their ids in the partitioned dataset.
 struct GraphPart {
-  /// The part's store: its own nodes first, then its halo (see `write_partition`).
+  /// The part's store: its own and halo nodes in the partitioned dataset's order (see
+  /// `write_partition`).
   Dataset data;
-  std::int32_t part = 0;                  ///< its index
-  std::int32_t parts = 0;                 ///< P
-  std::int64_t global_nodes = 0;          ///< the whole graph's nodes
-  std::vector<NodeId> offsets;            ///< P+1: part q owns [offsets[q], offsets[q+1])
-  std::vector<NodeId> halo;               ///< global id of local node own_nodes() + k
-  std::vector<std::int32_t> halo_owners;  ///< the part that owns halo[k]
-  /// Per local node, its id in the partitioned dataset (the whole graph's numbering).
+  std::int32_t part = 0;          ///< its index
+  std::int32_t parts = 0;         ///< P
+  std::int64_t global_nodes = 0;  ///< the whole graph's nodes
+  std::vector<NodeId> offsets;    ///< P+1: part q owns [offsets[q], offsets[q+1])
+  /// Per local node, its global id: the own nodes' ascending in their order, [offsets[part],
+  /// offsets[part+1]); the halo's outside that range.
+  std::vector<NodeId> globals;
+  /// Per local node, its id in the partitioned dataset (the whole graph's numbering), ascending.
   std::vector<NodeId> origins;
-  /// Per own node, the number the whole graph gives its first attention entry: its in-edges
-  /// with the self-loop models add (`masks::from_graph`), counted over the nodes before it in
-  /// the whole graph's order; with `first_entries`, what keeps dropout the same on any partition.
+  /// Per own node (by global id less offsets[part]), the number the whole graph gives its first
+  /// attention entry: its in-edges with the self-loop models add (`masks::from_graph`), counted
+  /// over the nodes before it in the whole graph's order; with `first_entries`, what keeps
+  /// dropout the same on any partition.
   std::vector<EdgeId> first_edges;
   /// Per local node, the position of its first stored feature entry in the whole graph's sparse
   /// features; empty when the features are dense.
@@ -79,27 +84,32 @@ struct GraphPart {
   /// The fingerprints of the partitioned dataset (its `global_nodes` nodes in its order), which a
   /// model trained on the parts records as its data.
   DatasetFingerprint whole;
-
-  /// The nodes this part owns (its first local nodes).
+  /// The nodes this part owns.
   /// @return offsets[part+1] - offsets[part]
   [[nodiscard]] NodeId own_nodes() const noexcept {
     return offsets[static_cast<std::size_t>(part) + 1] - offsets[static_cast<std::size_t>(part)];
   }
-  /// The global id of a local node.
-  /// @param local in [0, own_nodes() + halo.size())
-  /// @return its global id
-  [[nodiscard]] NodeId global_id(NodeId local) const noexcept {
-    return local < own_nodes() ? offsets[static_cast<std::size_t>(part)] + local
-                               : halo[static_cast<std::size_t>(local - own_nodes())];
+  /// Whether the part owns a local node (else it is in its halo).
+  /// @param local in [0, globals.size())
+  /// @return true for an own node
+  [[nodiscard]] bool is_own(NodeId local) const noexcept {
+    const NodeId global = globals[static_cast<std::size_t>(local)];
+    return global >= offsets[static_cast<std::size_t>(part)] &&
+           global < offsets[static_cast<std::size_t>(part) + 1];
   }
+  /// The part that owns a global id.
+  /// @param global in [0, global_nodes)
+  /// @return q with offsets[q] <= global < offsets[q+1]
+  [[nodiscard]] MASKGAT_EXPORT std::int32_t owner_of(NodeId global) const noexcept;
 };
 
 /// Opens one part of a partition (`dir` is its `part-<q>` directory): its store as `open_store`
 /// opens it, and its `part` file, checked against the store and itself: the header checksum, the
-/// part index below the count, offsets from 0 to the global node count without decreasing, the
-/// own nodes and the halo adding up to the store's nodes, the halo ascending, outside the part's
-/// own range, each owned by the part its offsets give, the halo nodes without in-edges, origins
-/// distinct and in range, entry numbers not negative.
+/// part index below the count, offsets from 0 to the global node count without decreasing, a
+/// global id and an origin per node of the store, origins ascending and below the global node
+/// count, the own nodes holding the part's global ids in order, the halo's ids outside them,
+/// distinct and below the global node count, the halo nodes without in-edges, a first edge per
+/// own node, entry numbers not negative.
 /// @param dir     the part's directory
 /// @param options as for `open_store`
 /// @return the part

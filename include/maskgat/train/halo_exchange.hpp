@@ -21,15 +21,15 @@ namespace maskgat::train {
 /// the gradients of those rows back to the owners, and numbers the part's rows and attention
 /// entries as the whole graph does (`nn::BasicHalo`).
 ///
-/// The model runs on `data()`: the part's nodes, own and halo, in the order of their ids in the
-/// whole graph, so each row reads its sources in the whole graph's order and forms bitwise the
-/// row the whole graph forms from the same inputs. At construction every part tells each owner
-/// which of its nodes it reads (global ids), so each owner learns what to send; an id that is not
-/// the owner's own ends the construction with an error. Each exchange then sends one message per
-/// pair of parts that share nodes, a row per halo node.
+/// The model runs on the part's store as it is (`data()`): the part's nodes, own and halo, in the
+/// order of their ids in the whole graph, so each row reads its sources in the whole graph's order
+/// and forms bitwise the row the whole graph forms from the same inputs. At construction every part
+/// tells each owner which of its nodes it reads (global ids), so each owner learns what to send; an
+/// id that is not the owner's own ends the construction with an error. Each exchange then sends one
+/// message per pair of parts that share nodes, a row per halo node.
 class MASKGAT_EXPORT HaloExchange final : public nn::BasicHalo<float> {
  public:
-  /// Orders the part and plans its exchanges. Collective.
+  /// Plans the part's exchanges. Collective.
   /// @param part the part this rank holds; must outlive the exchange
   /// @param comm the group, of `part.parts` ranks, this rank holding `part.part`; must outlive
   ///             the exchange
@@ -38,10 +38,10 @@ class MASKGAT_EXPORT HaloExchange final : public nn::BasicHalo<float> {
   ///         together).
   HaloExchange(const GraphPart& part, Communicator& comm);
 
-  /// The part's data in the whole graph's node order (features copied into memory), halo rows
+  /// The part's store (`GraphPart::data`): its nodes in the whole graph's order, halo rows
   /// without in-edges, label or split part.
   /// @return the dataset the model trains and evaluates on
-  [[nodiscard]] const Dataset& data() const noexcept { return data_; }
+  [[nodiscard]] const Dataset& data() const noexcept { return part_->data; }
   /// The part as `open_part` gave it.
   /// @return the part given to the constructor
   [[nodiscard]] const GraphPart& part() const noexcept { return *part_; }
@@ -76,10 +76,7 @@ class MASKGAT_EXPORT HaloExchange final : public nn::BasicHalo<float> {
 
   const GraphPart* part_;
   Communicator* comm_;
-  Dataset data_;
   std::vector<std::uint8_t> own_;
-  std::vector<NodeId> origins_;
-  std::vector<std::int64_t> first_entries_;
   std::vector<std::int64_t> edge_numbers_;
   std::vector<std::vector<NodeId>> own_rows_;   // per part: the own rows it reads, in its order
   std::vector<std::vector<NodeId>> halo_rows_;  // per part: this part's halo rows it owns

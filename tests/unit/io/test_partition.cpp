@@ -92,8 +92,11 @@ void check_partition(const Dataset& data, const std::vector<std::int32_t>& owner
     const maskgat::DenseFeatures local_features = dense_of(local.features);
     std::set<NodeId> halo;
     maskgat::EdgeId in_edges = 0;
+    std::int64_t halo_rows = 0;
     for (NodeId k = 0; k < local.graph.num_nodes(); ++k) {
-      const NodeId v = order[static_cast<std::size_t>(part.global_id(k))];
+      const NodeId v = order[static_cast<std::size_t>(part.globals[static_cast<std::size_t>(k)])];
+      // The part's nodes, own and halo, in the source's order.
+      if (k > 0) CHECK(part.origins[static_cast<std::size_t>(k) - 1] < v);
       CHECK(local.node_names[static_cast<std::size_t>(k)] ==
             data.node_names[static_cast<std::size_t>(v)]);
       CHECK(local_features.row(k) == features.row(v));
@@ -103,17 +106,19 @@ void check_partition(const Dataset& data, const std::vector<std::int32_t>& owner
       } else {
         CHECK(part.first_entries.empty());
       }
-      if (k >= part.own_nodes()) {
+      const NodeId global = part.globals[static_cast<std::size_t>(k)];
+      CHECK(part.owner_of(global) == owner[static_cast<std::size_t>(v)]);
+      if (!part.is_own(k)) {
         CHECK(local.graph.in_degree(k) == 0);
         CHECK(local.labels[static_cast<std::size_t>(k)] == -1);
         CHECK(local.split[static_cast<std::size_t>(k)] == maskgat::SplitPart::kNone);
-        CHECK(part.halo_owners[static_cast<std::size_t>(k - part.own_nodes())] ==
-              owner[static_cast<std::size_t>(v)]);
         CHECK(owner[static_cast<std::size_t>(v)] != q);
+        ++halo_rows;
         continue;
       }
       CHECK(owner[static_cast<std::size_t>(v)] == q);
-      CHECK(part.first_edges[static_cast<std::size_t>(k)] ==
+      CHECK(part.first_edges[static_cast<std::size_t>(global -
+                                                      part.offsets[static_cast<std::size_t>(q)])] ==
             mask.in_offsets()[static_cast<std::size_t>(v)]);
       CHECK(local.labels[static_cast<std::size_t>(k)] == data.labels[static_cast<std::size_t>(v)]);
       CHECK(local.split[static_cast<std::size_t>(k)] == data.split[static_cast<std::size_t>(v)]);
@@ -122,7 +127,8 @@ void check_partition(const Dataset& data, const std::vector<std::int32_t>& owner
       const auto sources = local.graph.in_neighbors(k);
       const maskgat::EdgeId begin = local.graph.in_offsets()[static_cast<std::size_t>(k)];
       for (std::size_t e = 0; e < sources.size(); ++e) {
-        const NodeId source = order[static_cast<std::size_t>(part.global_id(sources[e]))];
+        const NodeId source =
+            order[static_cast<std::size_t>(part.globals[static_cast<std::size_t>(sources[e])])];
         got.emplace_back(source, local.graph.has_weights()
                                      ? local.graph.weights()[static_cast<std::size_t>(begin) + e]
                                      : 0.0F);
@@ -145,7 +151,7 @@ void check_partition(const Dataset& data, const std::vector<std::int32_t>& owner
       in_edges += static_cast<maskgat::EdgeId>(sources.size());
     }
     // The halo is exactly the remote sources the part's rows read.
-    CHECK(static_cast<std::size_t>(part.halo.size()) == halo.size());
+    CHECK(static_cast<std::size_t>(halo_rows) == halo.size());
     CHECK(stats.halo[static_cast<std::size_t>(q)] == static_cast<std::int64_t>(halo.size()));
     CHECK(stats.in_edges[static_cast<std::size_t>(q)] == in_edges);
   }
@@ -268,26 +274,38 @@ TEST_SUITE("partition") {
     CHECK(error_of() == "partition: " + file.string() +
                             ": belongs to another store: the checksum of " +
                             (part0 / "header").string() + " does not match");
-    // The arrays after the owners, each a count and its values: origins (own + halo node ids),
-    // first edges (own, 8 bytes each), first entries (none: the features are dense); then the
-    // whole dataset's two fingerprints (16 bytes).
+    // The arrays after the offsets, each a count and its values: global ids and origins (a
+    // NodeId per node), first edges (own, 8 bytes each), first entries (none: the features are
+    // dense); then the whole dataset's two fingerprints (16 bytes).
     write(original);
     const maskgat::GraphPart valid = maskgat::open_part(part0);
     REQUIRE(valid.first_entries.empty());
     const std::size_t first_edges_at =
         original.size() - 28 - 16 - 8 - 8 * valid.first_edges.size() - 8;
     const std::size_t origins_at = first_edges_at - sizeof(NodeId) * valid.origins.size() - 8;
-    // The last halo node's owner changed.
-    write(sealed([&](std::string& payload) { payload[origins_at - 4] = 0; }));
-    CHECK(error_of().find("is owned by part 1 by the offsets, the file says 0") !=
-          std::string::npos);
+    const std::size_t globals_at = origins_at - sizeof(NodeId) * valid.globals.size() - 8;
+    // The last halo node given the id of the part's first own node.
+    NodeId last_halo = 0;
+    NodeId own_before = 0;
+    for (NodeId k = 0; k < static_cast<NodeId>(valid.globals.size()); ++k) {
+      if (!valid.is_own(k)) last_halo = k;
+    }
+    for (NodeId k = 0; k < last_halo; ++k) own_before += valid.is_own(k) ? 1 : 0;
+    REQUIRE(own_before > 0);
+    write(sealed([&](std::string& payload) {
+      std::memset(payload.data() + globals_at + 8 + sizeof(NodeId) * last_halo, 0, sizeof(NodeId));
+    }));
+    CHECK(error_of() == "partition: " + file.string() + ": own node " + std::to_string(last_halo) +
+                            " has global id 0, expected " + std::to_string(own_before) +
+                            " (the own nodes hold the part's ids in order)");
     // Two nodes of one origin.
     write(sealed([&](std::string& payload) {
       payload.replace(origins_at + 8 + sizeof(NodeId), sizeof(NodeId),
                       payload.substr(origins_at + 8, sizeof(NodeId)));
     }));
-    CHECK(error_of() ==
-          "partition: " + file.string() + ": origins must be distinct node ids in [0, 120)");
+    CHECK(error_of() == "partition: " + file.string() + ": node 1 has origin " +
+                            std::to_string(valid.origins[0]) +
+                            ", expected ids in [0, 120) ascending");
     // A negative first edge.
     write(sealed(
         [&](std::string& payload) { payload[first_edges_at + 8 + 7] = static_cast<char>(0x80); }));
@@ -300,8 +318,8 @@ TEST_SUITE("partition") {
       std::memset(payload.data() + payload.size() - 16 - 15, 0, 7);
     }));
     CHECK(error_of() == "partition: " + file.string() +
-                            ": holds 109 origins, 59 first edges and 1 first entries, expected "
-                            "109, 60 and 0");
+                            ": holds 109 global ids, 109 origins, 59 first edges and 1 first "
+                            "entries, expected 109, 109, 60 and 0");
     // The part index changed to one past the count.
     write(sealed([](std::string& payload) { payload[0] = 2; }));
     CHECK(error_of() == "partition: " + file.string() +
