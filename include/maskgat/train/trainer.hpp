@@ -199,7 +199,8 @@ class MASKGAT_EXPORT Trainer {
   /// whole graph's mask, so the run follows the single-process run on the whole graph without
   /// receptive fields (`receptive_field = false`) up to the order of floating-point sums, on any
   /// number of parts. Every method is collective; `predict_probabilities` and
-  /// `predicted_classes` give the part's rows in the whole graph's order (`HaloExchange::data`).
+  /// `predicted_classes` give a row per node of `part.data` (the part's nodes in the whole
+  /// graph's order).
   /// Checkpoints record the whole graph's data (`GraphPart::whole`), as a run on it does.
   /// @param part    this rank's part; must outlive the trainer
   /// @param comm    the group, of `part.parts` ranks; must outlive the trainer
