@@ -287,7 +287,7 @@ const RowMatrix<T>& BasicModel<T>::run_forward(InputRef<T> x, Mode mode, Rng& rn
           using Cache = typename std::decay_t<decltype(layer)>::Cache;
           auto& cache = std::get<Cache>(s.caches[index]);
           cache.dropout.numbers =
-              s.halo != nullptr ? s.halo->edge_numbers() : std::span<const std::int64_t>();
+              s.halo != nullptr ? s.halo->first_edges() : std::span<const std::int64_t>();
           layer.forward(*s.masks[index], s.input(index, x), mode, rng, cache, s.outputs[index],
                         s.rows_of(index));
         },

@@ -47,7 +47,7 @@ void attention(const Graph& mask, const Score& score,
   }
   const detail::SomeRows formed(rows);
   const std::int64_t heads = checked.heads;
-  const detail::DropoutFactor<T> factor(kWhere, dropout, heads, mask.num_edges());
+  const detail::DropoutFactor<T> factor(kWhere, dropout, heads, mask);
   detail::resize_buffer(alpha, mask.num_edges(), heads);
   detail::resize_buffer(out, mask.num_nodes(), values.cols());
   detail::for_each_destination_range(
@@ -78,7 +78,7 @@ void attention_backward(const Graph& mask, const Score& score,
                       "the mask's node count");
   detail::check_distinct(kWhere, "grad_values", grad_values, "values", values);
   detail::check_distinct(kWhere, "grad_values", grad_values, "grad_out", grad_out);
-  const detail::DropoutFactor<T> factor(kWhere, dropout, heads, mask.num_edges());
+  const detail::DropoutFactor<T> factor(kWhere, dropout, heads, mask);
   // Rows 0..E-1 of the workspace: per edge and head, dL/dalpha, then dL/dscore, then what the
   // source pass needs. The rows after them: the attention-dropout mask, a byte per coefficient,
   // then the live rows of grad_out, a byte per node.

@@ -28,7 +28,7 @@ void spmm(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix<T>& valu
   detail::check_edge_matrix(kWhere, "alpha", mask, alpha, -1);
   const std::int64_t heads = alpha.cols();
   const std::int64_t channels = value_channels(kWhere, mask, values, heads);
-  const detail::DropoutFactor<T> factor(kWhere, dropout, heads, mask.num_edges());
+  const detail::DropoutFactor<T> factor(kWhere, dropout, heads, mask);
   detail::resize_buffer(out, mask.num_nodes(), values.cols());
   detail::for_each_destination_range(
       mask, schedule, heads, channels, [&](auto shape, const detail::RowRange& range) {
@@ -49,7 +49,7 @@ void spmm_backward(const Graph& mask, const RowMatrix<T>& alpha, const RowMatrix
                       "the mask's node count");
   detail::check_distinct(kWhere, "grad_values", grad_values, "values", values);
   detail::check_distinct(kWhere, "grad_values", grad_values, "grad_out", grad_out);
-  const detail::DropoutFactor<T> factor(kWhere, dropout, heads, mask.num_edges());
+  const detail::DropoutFactor<T> factor(kWhere, dropout, heads, mask);
   detail::resize_buffer(grad_alpha, mask.num_edges(), heads);
   detail::resize_buffer(grad_values, mask.num_nodes(), values.cols());
   std::vector<std::uint8_t> kept(static_cast<std::size_t>(mask.num_edges() * heads));

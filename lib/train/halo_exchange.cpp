@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "maskgat/core/error.hpp"
-#include "maskgat/graph/masks.hpp"
 
 namespace maskgat::train {
 
@@ -53,17 +52,13 @@ HaloExchange::HaloExchange(const GraphPart& part, Communicator& comm) : part_(&p
       own_rows_[q].push_back(own_row[static_cast<std::size_t>(node - first)]);
     }
   }
-  // Each own row's attention entries (the mask models run on, `masks::from_graph`) numbered as
-  // the whole graph numbers them: the row's first number, then one per entry in order (the
-  // sources here are in the whole graph's order).
-  const Graph mask = masks::from_graph(graph, true);
-  const auto mask_offsets = mask.in_offsets();
-  edge_numbers_.assign(static_cast<std::size_t>(mask.num_edges()), 0);
+  // Each own row's first attention entry (in the mask models run on, `masks::from_graph`) as the
+  // whole graph numbers it; its other entries follow in order, as the sources here are in the
+  // whole graph's order.
+  first_edges_.assign(count, 0);
   for (std::size_t r = 0; r < count; ++r) {
-    if (own_[r] == 0) continue;
-    const EdgeId base = part.first_edges[static_cast<std::size_t>(part.globals[r] - first)];
-    for (EdgeId e = mask_offsets[r]; e < mask_offsets[r + 1]; ++e) {
-      edge_numbers_[static_cast<std::size_t>(e)] = base + (e - mask_offsets[r]);
+    if (own_[r] != 0) {
+      first_edges_[r] = part.first_edges[static_cast<std::size_t>(part.globals[r] - first)];
     }
   }
   outgoing_.resize(parts);
@@ -175,6 +170,6 @@ void HaloExchange::reduce(RowMatrix<float>& grad) {
 
 std::span<const NodeId> HaloExchange::origins() const { return part_->origins; }
 std::span<const std::int64_t> HaloExchange::first_entries() const { return part_->first_entries; }
-std::span<const std::int64_t> HaloExchange::edge_numbers() const { return edge_numbers_; }
+std::span<const std::int64_t> HaloExchange::first_edges() const { return first_edges_; }
 
 }  // namespace maskgat::train

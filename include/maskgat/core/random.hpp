@@ -73,14 +73,15 @@ class CounterStream {
 /// probability)`, which keeps the mask unbiased. The same key gives the same mask in forward and
 /// backward, on any number of threads. Attention dropout numbers elements `edge * H + head`,
 /// feature dropout `row * F + column` (dense) or the position among stored entries (sparse).
-/// With `numbers`, a part of a graph draws the mask of the whole (distributed training): edge e
-/// is then `numbers[e]`, and row r's elements are numbered from `numbers[r]` on.
+/// With `numbers`, a part of a graph draws the mask of the whole (distributed training): row r's
+/// elements are numbered from `numbers[r]` on (its features or layer input; or its attention
+/// entries, the k-th of them numbered `numbers[r] + k`).
 struct DropoutKey {
   double probability = 0.0;  ///< in [0, 1); 0 disables dropout
   std::uint64_t seed = 0;    ///< the mask's seed (the model and layers draw it from their `Rng`)
   std::uint64_t stream = 0;  ///< separates masks that share a seed
-  /// Empty (number by position), or one number per edge (attention dropout) or per row (the
-  /// number of the row's first element, feature dropout); viewed, not owned.
+  /// Empty (number by position), or one number per row: that of the row's first element
+  /// (feature dropout) or first attention entry (attention dropout); viewed, not owned.
   std::span<const std::int64_t> numbers = {};
 };
 

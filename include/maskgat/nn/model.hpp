@@ -73,10 +73,10 @@ class BasicHalo {
   /// Per row, the whole graph's position of its first stored feature entry (sparse features).
   /// @return one number per row, or empty for dense features
   [[nodiscard]] virtual std::span<const std::int64_t> first_entries() const = 0;
-  /// Per entry of the part's attention mask, the whole graph's number for it (any number on the
-  /// halo rows, which are never formed).
-  /// @return one number per entry
-  [[nodiscard]] virtual std::span<const std::int64_t> edge_numbers() const = 0;
+  /// Per row of the part, the whole graph's number of its first attention entry, its other
+  /// entries numbered on from it in order (any number on the halo rows, which are never formed).
+  /// @return one number per row
+  [[nodiscard]] virtual std::span<const std::int64_t> first_edges() const = 0;
 };
 
 /// The GAT paper's transductive model (Veličković et al. 2018), with any of the three attention

@@ -66,7 +66,7 @@ class MASKGAT_EXPORT HaloExchange final : public nn::BasicHalo<float> {
   void reduce(RowMatrix<float>& grad) override;
   [[nodiscard]] std::span<const NodeId> origins() const override;
   [[nodiscard]] std::span<const std::int64_t> first_entries() const override;
-  [[nodiscard]] std::span<const std::int64_t> edge_numbers() const override;
+  [[nodiscard]] std::span<const std::int64_t> first_edges() const override;
 
  private:
   // Sends rows `sends[q]` of `from` to every part q and receives the rows `receives[q]` from it,
@@ -77,7 +77,7 @@ class MASKGAT_EXPORT HaloExchange final : public nn::BasicHalo<float> {
   const GraphPart* part_;
   Communicator* comm_;
   std::vector<std::uint8_t> own_;
-  std::vector<std::int64_t> edge_numbers_;
+  std::vector<std::int64_t> first_edges_;
   std::vector<std::vector<NodeId>> own_rows_;   // per part: the own rows it reads, in its order
   std::vector<std::vector<NodeId>> halo_rows_;  // per part: this part's halo rows it owns
   std::vector<std::vector<float>> outgoing_;

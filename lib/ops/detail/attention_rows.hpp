@@ -43,30 +43,33 @@ T dot(const T* a, const T* b, std::int64_t count) {
 }
 
 // The attention-dropout factors of coefficients (e, h): element n(e) * H + h of the key's mask,
-// n(e) = e, or the key's number of edge e when it has numbers.
+// n(e) = e, or, when the key has numbers, the number of e's row plus e's place in its row.
 template <typename T>
 class DropoutFactor {
  public:
   // @throws InvalidArgument naming `where` when the probability is outside [0, 1) or the key has
-  //         numbers but not one per edge.
-  DropoutFactor(const char* where, const DropoutKey& dropout, std::int64_t heads,
-                std::int64_t edges)
+  //         numbers but not one per row of `mask`.
+  DropoutFactor(const char* where, const DropoutKey& dropout, std::int64_t heads, const Graph& mask)
       : mask_(where, dropout), numbers_(dropout.numbers), heads_(heads) {
-    check_numbers(where, dropout, edges, "edges");
+    check_numbers(where, dropout, mask.num_nodes(), "row");
   }
 
   // The factor of a kept coefficient, 1 / (1 - p) (1 without dropout).
   [[nodiscard]] T scale() const { return mask_.scale(); }
 
-  // Writes the factors of the `count` edges from `first_edge` (count x H, edge-major).
-  [[gnu::always_inline]] void fill(EdgeId first_edge, std::int64_t count, T* factors) const {
+  // Writes the factors of the edges of `range` (edges x H, edge-major).
+  [[gnu::always_inline]] void fill(const Graph& mask, const RowRange& range, T* factors) const {
     if (numbers_.empty()) {
-      mask_.fill(static_cast<std::uint64_t>(first_edge * heads_), count * heads_, factors);
+      mask_.fill(static_cast<std::uint64_t>(range.first * heads_),
+                 (range.last - range.first) * heads_, factors);
       return;
     }
-    for (std::int64_t k = 0; k < count; ++k) {
-      const std::int64_t number = numbers_[to_index(first_edge + k)];
-      mask_.fill(static_cast<std::uint64_t>(number * heads_), heads_, factors + k * heads_);
+    const auto offsets = mask.in_offsets();
+    for (NodeId i = range.begin; i < range.end; ++i) {
+      const EdgeId first = offsets[to_index(i)];
+      mask_.fill(static_cast<std::uint64_t>(numbers_[to_index(i)] * heads_),
+                 (offsets[to_index(i) + 1] - first) * heads_,
+                 factors + (first - range.first) * heads_);
     }
   }
 
@@ -362,7 +365,7 @@ void aggregate_rows(S shape, const Graph& mask, const RowRange& range, const T* 
   const std::int64_t width = heads * shape.channels();
   const std::int64_t count = (range.last - range.first) * heads;
   T* weights = row_scratch<T>(static_cast<std::size_t>(count));
-  dropout.fill(range.first, range.last - range.first, weights);
+  dropout.fill(mask, range, weights);
   const T* range_alpha = alpha + range.first * heads;
   for (std::int64_t k = 0; k < count; ++k) weights[k] *= range_alpha[k];
   const std::span<const T> all_values(values, to_index(mask.num_nodes() * width));
@@ -441,7 +444,7 @@ void grad_alpha_rows(S shape, const Graph& mask, const RowRange& range, const T*
   const std::int64_t width = heads * channels;
   const std::int64_t count = (range.last - range.first) * heads;
   T* factors = row_scratch<T>(static_cast<std::size_t>(count));
-  dropout.fill(range.first, range.last - range.first, factors);
+  dropout.fill(mask, range, factors);
   const T* all_values = values.data();
   for_each_row(mask, range, [&](NodeId i, const Neighbors& sources, EdgeId first) {
     const auto size = static_cast<std::int64_t>(sources.size()) * heads;
