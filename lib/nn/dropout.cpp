@@ -32,7 +32,7 @@ void apply_mask(const Eigen::Ref<const RowMatrix<T>>& in, const DropoutKey& key,
   const std::int64_t width = in.cols();
   const T* source = in.data();
   T* target = out.data();
-  ops::detail::check_numbers(where, key, in.rows(), "row");
+  ops::detail::check_numbers(where, key, in.rows());
   // Elements [k, last) of the layout, numbered from `number` on.
   const auto scale = [&](std::int64_t k, std::int64_t last, std::int64_t number) {
     T factors[kChunk];
@@ -120,7 +120,7 @@ void dropout(const Eigen::Ref<const RowSparse<std::type_identity_t<T>>>& x, cons
   // entries at their offsets.
   const auto entries = static_cast<std::size_t>(x.nonZeros());
   const std::unique_ptr<std::uint8_t[]> kept(new std::uint8_t[entries]);
-  ops::detail::check_numbers("dropout", key, x.rows(), "row");
+  ops::detail::check_numbers("dropout", key, x.rows());
   const auto count_block = [&, outer, kept_outer](std::int64_t begin, std::int64_t end) {
     if (key.numbers.empty()) {
       mask.fill_kept(static_cast<std::uint64_t>(outer[begin]), outer[end] - outer[begin],

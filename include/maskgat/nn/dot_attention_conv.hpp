@@ -59,7 +59,7 @@ class MASKGAT_EXPORT BasicDotAttentionConv {
     /// @{
     RowMatrix<T> grad_heads, grad_query, grad_key, grad_value, workspace;
     /// @}
-    /// The attention-dropout key of the forward. Set its `numbers` (one per edge of the mask)
+    /// The attention-dropout key of the forward. Set its `numbers` (one per row of the mask)
     /// before `forward` to draw the mask a whole graph draws on a part of it.
     DropoutKey dropout;
   };

@@ -67,7 +67,7 @@ class MASKGAT_EXPORT BasicGatConv {
     /// @{
     RowMatrix<T> grad_heads, grad_src, grad_dst, grad_h, workspace;
     /// @}
-    /// The attention-dropout key of the forward. Set its `numbers` (one per edge of the mask)
+    /// The attention-dropout key of the forward. Set its `numbers` (one per row of the mask)
     /// before `forward` to draw the mask a whole graph draws on a part of it.
     DropoutKey dropout;
   };

@@ -62,7 +62,7 @@ class MASKGAT_EXPORT BasicGatV2Conv {
     /// @{
     RowMatrix<T> grad_heads, grad_src, grad_dst, grad_att, grad_values, workspace;
     /// @}
-    /// The attention-dropout key of the forward. Set its `numbers` (one per edge of the mask)
+    /// The attention-dropout key of the forward. Set its `numbers` (one per row of the mask)
     /// before `forward` to draw the mask a whole graph draws on a part of it.
     DropoutKey dropout;
   };

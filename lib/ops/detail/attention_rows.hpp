@@ -51,7 +51,7 @@ class DropoutFactor {
   //         numbers but not one per row of `mask`.
   DropoutFactor(const char* where, const DropoutKey& dropout, std::int64_t heads, const Graph& mask)
       : mask_(where, dropout), numbers_(dropout.numbers), heads_(heads) {
-    check_numbers(where, dropout, mask.num_nodes(), "row");
+    check_numbers(where, dropout, mask.num_nodes());
   }
 
   // The factor of a kept coefficient, 1 / (1 - p) (1 without dropout).

@@ -18,14 +18,13 @@
 
 namespace maskgat::ops::detail {
 
-// Checks that a key with numbers has one per `what` (rows or edges) of the `count` there are.
+// Checks that a key with numbers has one per row of the `count` there are.
 // @throws InvalidArgument naming `where` otherwise.
-inline void check_numbers(const char* where, const DropoutKey& key, std::int64_t count,
-                          const char* what) {
+inline void check_numbers(const char* where, const DropoutKey& key, std::int64_t count) {
   if (!key.numbers.empty() && static_cast<std::int64_t>(key.numbers.size()) != count) {
     throw InvalidArgument(std::string(where) + ": the dropout key numbers " +
-                          std::to_string(key.numbers.size()) + " elements, expected one per " +
-                          what + " (" + std::to_string(count) + ")");
+                          std::to_string(key.numbers.size()) + " elements, expected one per row (" +
+                          std::to_string(count) + ")");
   }
 }
 

@@ -270,6 +270,34 @@ TEST_SUITE("unit") {
         maskgat::InvalidArgument);
   }
 
+  TEST_CASE("attention dropout numbered by each row's first entry draws the numbered mask") {
+    const Graph mask = test::random_graph(40, 6, 8, true);
+    const std::int64_t n = mask.num_nodes();
+    const RowMatrix<double> values = test::random_matrix<double>(n, kHeads * kChannels, 2);
+    const RowMatrix<double> src = test::random_matrix<double>(n, kHeads, 5);
+    const RowMatrix<double> dst = test::random_matrix<double>(n, kHeads, 6);
+    const ops::AdditiveScore<double> score{src, dst, 0.2};
+    RowMatrix<double> alpha, out, numbered_alpha, numbered_out;
+    ops::attention(mask, score, values, DropoutKey{0.5, 7, 1}, alpha, out);
+    // Each row numbered where it starts: the mask drawn by position.
+    const auto offsets = mask.in_offsets();
+    std::vector<std::int64_t> numbers(offsets.begin(), offsets.end() - 1);
+    ops::attention(mask, score, values, DropoutKey{0.5, 7, 1, numbers}, numbered_alpha,
+                   numbered_out);
+    CHECK(numbered_out == out);
+    // Numbered elsewhere: another mask.
+    for (auto& number : numbers) number += 1000;
+    ops::attention(mask, score, values, DropoutKey{0.5, 7, 1, numbers}, numbered_alpha,
+                   numbered_out);
+    CHECK(numbered_out != out);
+    numbers.pop_back();
+    CHECK_THROWS_WITH_AS(ops::attention(mask, score, values, DropoutKey{0.5, 7, 1, numbers},
+                                        numbered_alpha, numbered_out),
+                         "ops::attention: the dropout key numbers 39 elements, expected one per "
+                         "row (40)",
+                         maskgat::InvalidArgument);
+  }
+
   TEST_CASE("values with no channels give empty outputs and still the scores' gradients") {
     const Graph mask = test::random_graph(30, 6, 1, true);
     const std::int64_t n = mask.num_nodes();
