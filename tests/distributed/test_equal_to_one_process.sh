@@ -65,15 +65,19 @@ for dataset in "$@"; do
         sed 's/.*largest difference \([^ ]*\).*/\1/')")
     done
     for step in 1 25 50; do
+      # Step 1 runs the parts' default steps (formed at the training nodes' receptive field),
+      # the resumed ones `--whole-graph` (the checkpoint's), both bitwise as over every row.
       if [ "$step" -eq 1 ]; then
-        from=(--whole-graph "${dropout[@]}" "${common[@]}")
+        from=("${dropout[@]}" "${common[@]}")
+        "$maskgat" train --dataset "$dataset" --whole-graph --epochs 1 "${from[@]}" \
+          --save one.ckpt > one.json
       else
         "$maskgat" train --dataset "$dataset" --whole-graph --epochs $((step - 1)) \
           "${dropout[@]}" "${common[@]}" --save before.ckpt > /dev/null
         from=(--resume before.ckpt "${common[@]:2}")  # --resume takes all but --patience 0
+        "$maskgat" train --dataset "$dataset" --epochs "$step" "${from[@]}" --save one.ckpt \
+          > one.json
       fi
-      "$maskgat" train --dataset "$dataset" --epochs "$step" "${from[@]}" --save one.ckpt \
-        > one.json
       for parts in 1 2 3 4; do
         extra=""
         if [ "$step" -eq 50 ]; then extra=" (50 free-running epochs: ${free[$((parts - 1))]})"; fi
