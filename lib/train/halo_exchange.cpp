@@ -129,6 +129,15 @@ void HaloExchange::swap_rows(const RowMatrix<float>& from,
   std::vector<std::span<const std::byte>> out(parts);
   std::vector<std::span<std::byte>> in(parts);
   for (std::size_t q = 0; q < parts; ++q) {
+    // Both buffers hold the rows of either direction (fill sends what reduce receives): sized
+    // once, exactly, for the larger, as growing a vector would double it.
+    const std::size_t most = std::max(own_rows_[q].size(), halo_rows_[q].size()) * width;
+    for (std::vector<float>* held : {&outgoing_[q], &received_[q]}) {
+      if (held->capacity() < most) {
+        *held = {};
+        held->reserve(most);
+      }
+    }
     std::vector<float>& buffer = outgoing_[q];
     buffer.resize(sends[q].size() * width);
     for (std::size_t k = 0; k < sends[q].size(); ++k) {
