@@ -131,7 +131,7 @@ void HaloExchange::swap_rows(const RowMatrix<float>& from,
   for (std::size_t q = 0; q < parts; ++q) {
     // Both buffers hold the rows of either direction (fill sends what reduce receives): sized
     // once, exactly, for the larger, as growing a vector would double it.
-    const std::size_t most = std::max(own_rows_[q].size(), halo_rows_[q].size()) * width;
+    const std::size_t most = std::max(sends[q].size(), receives[q].size()) * width;
     for (std::vector<float>* held : {&outgoing_[q], &received_[q]}) {
       if (held->capacity() < most) {
         *held = {};

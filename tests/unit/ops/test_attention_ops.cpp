@@ -41,6 +41,17 @@ struct GatV2Grads {
   }
 };
 
+// Additive-attention inputs on a random 40-node mask with self-loops (a test fixture, built in
+// place: the score refers to the matrices).
+struct AdditiveInputs {
+  const Graph mask = test::random_graph(40, 6, 8, true);
+  const std::int64_t n = mask.num_nodes();
+  const RowMatrix<double> values = test::random_matrix<double>(n, (kHeads * kChannels), 2);
+  const RowMatrix<double> src = test::random_matrix<double>(n, kHeads, 5);
+  const RowMatrix<double> dst = test::random_matrix<double>(n, kHeads, 6);
+  const ops::AdditiveScore<double> score{src, dst, 0.2};
+};
+
 // Fused forward == sddmm -> edge_softmax -> spmm, and fused backward == the unfused chain in
 // reverse, exactly: both run the same row kernels in the same order. With `zero_every` > 0, every
 // such row of grad_out is zero: the fused backward skips those rows' score gradients, which
@@ -236,13 +247,9 @@ TEST_SUITE("unit") {
     }
   }
 
-  TEST_CASE("attention on some rows forms them exactly as on every row, and zeros the others") {
-    const Graph mask = test::random_graph(40, 6, 8, true);
-    const std::int64_t n = mask.num_nodes();
-    const RowMatrix<double> values = test::random_matrix<double>(n, kHeads * kChannels, 2);
-    const RowMatrix<double> src = test::random_matrix<double>(n, kHeads, 5);
-    const RowMatrix<double> dst = test::random_matrix<double>(n, kHeads, 6);
-    const ops::AdditiveScore<double> score{src, dst, 0.2};
+  TEST_CASE_FIXTURE(AdditiveInputs,
+                    "attention on some rows forms them exactly as on every row, and zeros the "
+                    "others") {
     const DropoutKey dropout{0.5, 7, 1};
     RowMatrix<double> alpha;
     RowMatrix<double> out;
@@ -270,13 +277,9 @@ TEST_SUITE("unit") {
         maskgat::InvalidArgument);
   }
 
-  TEST_CASE("attention dropout numbered by each row's first entry draws the numbered mask") {
-    const Graph mask = test::random_graph(40, 6, 8, true);
-    const std::int64_t n = mask.num_nodes();
-    const RowMatrix<double> values = test::random_matrix<double>(n, kHeads * kChannels, 2);
-    const RowMatrix<double> src = test::random_matrix<double>(n, kHeads, 5);
-    const RowMatrix<double> dst = test::random_matrix<double>(n, kHeads, 6);
-    const ops::AdditiveScore<double> score{src, dst, 0.2};
+  TEST_CASE_FIXTURE(AdditiveInputs,
+                    "attention dropout numbered by each row's first entry draws the numbered "
+                    "mask") {
     RowMatrix<double> alpha, out, numbered_alpha, numbered_out;
     ops::attention(mask, score, values, DropoutKey{0.5, 7, 1}, alpha, out);
     // Each row numbered where it starts: the mask drawn by position.
