@@ -1,6 +1,7 @@
 #include "maskgat/train/halo_exchange.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -8,7 +9,8 @@
 
 namespace maskgat::train {
 
-HaloExchange::HaloExchange(const GraphPart& part, Communicator& comm) : part_(&part), comm_(&comm) {
+HaloExchange::HaloExchange(const GraphPart& part, Communicator& comm, std::size_t chunk_bytes)
+    : part_(&part), comm_(&comm), chunk_bytes_(chunk_bytes) {
   if (comm.size() != part.parts || comm.rank() != part.part) {
     throw InvalidArgument("halo exchange: rank " + std::to_string(comm.rank()) + " of " +
                           std::to_string(comm.size()) + " holds part " + std::to_string(part.part) +
@@ -61,6 +63,13 @@ HaloExchange::HaloExchange(const GraphPart& part, Communicator& comm) : part_(&p
       first_edges_[r] = part.first_edges[static_cast<std::size_t>(part.globals[r] - first)];
     }
   }
+  std::int64_t most = 0;
+  for (std::size_t q = 0; q < parts; ++q) {
+    most = std::max({most, static_cast<std::int64_t>(own_rows_[q].size()),
+                     static_cast<std::int64_t>(halo_rows_[q].size())});
+  }
+  const std::vector<std::int64_t> every = all_gather<std::int64_t>(comm, std::span(&most, 1));
+  most_rows_ = *std::max_element(every.begin(), every.end());
   outgoing_.resize(parts);
   received_.resize(parts);
 }
@@ -121,57 +130,56 @@ std::vector<std::vector<std::uint8_t>> HaloExchange::receptive_rows(const Graph&
   return rows;
 }
 
-void HaloExchange::swap_rows(const RowMatrix<float>& from,
-                             const std::vector<std::vector<NodeId>>& sends,
-                             const std::vector<std::vector<NodeId>>& receives) {
+void HaloExchange::swap_rows(
+    const RowMatrix<float>& from, const std::vector<std::vector<NodeId>>& sends,
+    const std::vector<std::vector<NodeId>>& receives,
+    const std::function<void(std::size_t, std::size_t, const float*)>& take) {
   const auto parts = sends.size();
   const auto width = static_cast<std::size_t>(from.cols());
+  const std::size_t chunk =
+      std::max<std::size_t>(1, chunk_bytes_ / (std::max<std::size_t>(width, 1) * sizeof(float)));
+  // Every part runs as many rounds, the most any pair needs, so the exchanges stay collective.
+  const std::size_t rounds = (static_cast<std::size_t>(most_rows_) + chunk - 1) / chunk;
   std::vector<std::span<const std::byte>> out(parts);
   std::vector<std::span<std::byte>> in(parts);
-  for (std::size_t q = 0; q < parts; ++q) {
-    // Both buffers hold the rows of either direction (fill sends what reduce receives): sized
-    // once, exactly, for the larger, as growing a vector would double it.
-    const std::size_t most = std::max(sends[q].size(), receives[q].size()) * width;
-    for (std::vector<float>* held : {&outgoing_[q], &received_[q]}) {
-      if (held->capacity() < most) {
-        *held = {};
-        held->reserve(most);
+  for (std::size_t round = 0; round < rounds; ++round) {
+    const std::size_t first = round * chunk;
+    for (std::size_t q = 0; q < parts; ++q) {
+      const std::size_t sending =
+          std::min(chunk, sends[q].size() - std::min(first, sends[q].size()));
+      const std::size_t receiving =
+          std::min(chunk, receives[q].size() - std::min(first, receives[q].size()));
+      outgoing_[q].resize(sending * width);
+      for (std::size_t k = 0; k < sending; ++k) {
+        const float* row = from.data() + static_cast<std::size_t>(sends[q][first + k]) * width;
+        std::copy(row, row + width, outgoing_[q].begin() + static_cast<std::ptrdiff_t>(k * width));
+      }
+      received_[q].resize(receiving * width);
+      out[q] = std::as_bytes(std::span(outgoing_[q]));
+      in[q] = std::as_writable_bytes(std::span(received_[q]));
+    }
+    comm_->exchange(out, in);
+    for (std::size_t q = 0; q < parts; ++q) {
+      for (std::size_t k = 0; k < received_[q].size() / width; ++k) {
+        take(q, first + k, received_[q].data() + k * width);
       }
     }
-    std::vector<float>& buffer = outgoing_[q];
-    buffer.resize(sends[q].size() * width);
-    for (std::size_t k = 0; k < sends[q].size(); ++k) {
-      const float* row = from.data() + static_cast<std::size_t>(sends[q][k]) * width;
-      std::copy(row, row + width, buffer.begin() + static_cast<std::ptrdiff_t>(k * width));
-    }
-    received_[q].resize(receives[q].size() * width);
-    out[q] = std::as_bytes(std::span(buffer));
-    in[q] = std::as_writable_bytes(std::span(received_[q]));
   }
-  comm_->exchange(out, in);
 }
 
 void HaloExchange::fill(RowMatrix<float>& rows) {
-  swap_rows(rows, own_rows_, halo_rows_);
   const auto width = static_cast<std::size_t>(rows.cols());
-  for (std::size_t q = 0; q < halo_rows_.size(); ++q) {
-    for (std::size_t k = 0; k < halo_rows_[q].size(); ++k) {
-      const float* row = received_[q].data() + k * width;
-      std::copy(row, row + width, rows.data() + static_cast<std::size_t>(halo_rows_[q][k]) * width);
-    }
-  }
+  swap_rows(rows, own_rows_, halo_rows_, [&](std::size_t q, std::size_t k, const float* row) {
+    std::copy(row, row + width, rows.data() + static_cast<std::size_t>(halo_rows_[q][k]) * width);
+  });
 }
 
 void HaloExchange::reduce(RowMatrix<float>& grad) {
-  swap_rows(grad, halo_rows_, own_rows_);
   const auto width = static_cast<std::size_t>(grad.cols());
-  for (std::size_t q = 0; q < own_rows_.size(); ++q) {
-    for (std::size_t k = 0; k < own_rows_[q].size(); ++k) {
-      const float* row = received_[q].data() + k * width;
-      float* target = grad.data() + static_cast<std::size_t>(own_rows_[q][k]) * width;
-      for (std::size_t c = 0; c < width; ++c) target[c] += row[c];
-    }
-  }
+  swap_rows(grad, halo_rows_, own_rows_, [&](std::size_t q, std::size_t k, const float* row) {
+    float* target = grad.data() + static_cast<std::size_t>(own_rows_[q][k]) * width;
+    for (std::size_t c = 0; c < width; ++c) target[c] += row[c];
+  });
   for (const auto& rows : halo_rows_) {
     for (const NodeId r : rows) grad.row(r).setZero();
   }

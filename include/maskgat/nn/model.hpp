@@ -63,8 +63,8 @@ class BasicHalo {
   /// @param rows the part's rows, own and halo
   virtual void fill(RowMatrix<T>& rows) = 0;
   /// Adds the halo rows of `grad` into the owners' rows of the same nodes, adds what the other
-  /// parts send into this part's own rows (parts in rank order), and zeroes the halo rows.
-  /// Collective.
+  /// parts send into this part's own rows (in an order fixed by the partition), and zeroes the
+  /// halo rows. Collective.
   /// @param grad the gradient of a hidden layer's input (before its dropout), the part's rows
   virtual void reduce(RowMatrix<T>& grad) = 0;
   /// Per row of the part, its node's id in the whole graph.

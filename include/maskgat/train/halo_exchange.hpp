@@ -2,7 +2,9 @@
 /// @file
 /// The halo exchange of one part of a partitioned graph, over a `Communicator`.
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -25,18 +27,23 @@ namespace maskgat::train {
 /// order of their ids in the whole graph, so each row reads its sources in the whole graph's order
 /// and forms bitwise the row the whole graph forms from the same inputs. At construction every part
 /// tells each owner which of its nodes it reads (global ids), so each owner learns what to send; an
-/// id that is not the owner's own ends the construction with an error. Each exchange then sends one
-/// message per pair of parts that share nodes, a row per halo node.
+/// id that is not the owner's own ends the construction with an error. Each exchange then sends a
+/// row per halo node between the pairs of parts that share nodes, in rounds of a few MiB per pair,
+/// so that its buffers stay small beside the rows they carry.
 class MASKGAT_EXPORT HaloExchange final : public nn::BasicHalo<float> {
  public:
   /// Plans the part's exchanges. Collective.
   /// @param part the part this rank holds; must outlive the exchange
   /// @param comm the group, of `part.parts` ranks, this rank holding `part.part`; must outlive
   ///             the exchange
+  /// @param chunk_bytes the most bytes of rows sent to one part per round (at least a row)
   /// @throws InvalidArgument when the communicator's size or rank does not match the part; Error
   ///         when a part asks for a node its owner does not own (part files that do not belong
   ///         together).
-  HaloExchange(const GraphPart& part, Communicator& comm);
+  HaloExchange(const GraphPart& part, Communicator& comm, std::size_t chunk_bytes = kChunkBytes);
+
+  /// The default bytes of rows sent to one part per round.
+  static constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
 
   /// The part's store (`GraphPart::data`): its nodes in the whole graph's order, halo rows
   /// without in-edges, label or split part.
@@ -70,9 +77,11 @@ class MASKGAT_EXPORT HaloExchange final : public nn::BasicHalo<float> {
 
  private:
   // Sends rows `sends[q]` of `from` to every part q and receives the rows `receives[q]` from it,
-  // into `received_`.
+  // in rounds of at most `chunk_rows` rows per pair (the buffers stay that small), passing each
+  // received row to `take(q, k, row)`: row k of receives[q], `from.cols()` values.
   void swap_rows(const RowMatrix<float>& from, const std::vector<std::vector<NodeId>>& sends,
-                 const std::vector<std::vector<NodeId>>& receives);
+                 const std::vector<std::vector<NodeId>>& receives,
+                 const std::function<void(std::size_t, std::size_t, const float*)>& take);
 
   const GraphPart* part_;
   Communicator* comm_;
@@ -80,6 +89,8 @@ class MASKGAT_EXPORT HaloExchange final : public nn::BasicHalo<float> {
   std::vector<std::int64_t> first_edges_;
   std::vector<std::vector<NodeId>> own_rows_;   // per part: the own rows it reads, in its order
   std::vector<std::vector<NodeId>> halo_rows_;  // per part: this part's halo rows it owns
+  std::size_t chunk_bytes_;
+  std::int64_t most_rows_ = 0;  // the most rows any pair of parts exchanges, over all parts
   std::vector<std::vector<float>> outgoing_;
   std::vector<std::vector<float>> received_;
 };

@@ -2,7 +2,8 @@
 // for MPI ranks (support/thread_group.hpp): every parameter follows single-process training on the
 // whole graph, with dropout, for dense and sparse features, GAT and GATv2; the parts' losses and
 // accuracies add up to the whole graph's; checkpoints record the whole graph's data and continue
-// on another part count; mismatched parts and options are refused.
+// on another part count; halo rows travel in rounds of any size; mismatched parts and options are
+// refused.
 
 #include <doctest/doctest.h>
 
@@ -211,6 +212,72 @@ TEST_SUITE("unit") {
       // The field is a proper part of the graph below the output layer, so the test can tell.
       CHECK(std::count(whole.back().begin(), whole.back().end(), 1) <
             std::count(whole.front().begin(), whole.front().end(), 1) + (layers == 1 ? 1 : 0));
+    }
+  }
+
+  TEST_CASE(
+      "distributed: halo rows are filled and their gradients returned in rounds of any size") {
+    const Dataset data = maskgat::test::synthetic_dataset(150, 4.0, 6, 2, 3);
+    const std::vector<maskgat::GraphPart> parts = parts_of(data, 3, "distributed_rounds");
+    constexpr std::int64_t kWidth = 5;
+    // Per chunk size and part: its rows after `fill`, and after `reduce`.
+    struct Rows {
+      std::vector<maskgat::RowMatrix<float>> filled, reduced;
+    };
+    const auto exchange_in = [&](std::size_t chunk_bytes) {
+      Rows out{std::vector<maskgat::RowMatrix<float>>(3),
+               std::vector<maskgat::RowMatrix<float>>(3)};
+      maskgat::test::ThreadGroup group(3);
+      group.run([&](int rank, maskgat::Communicator& comm) {
+        train::HaloExchange halo(parts[static_cast<std::size_t>(rank)], comm, chunk_bytes);
+        const auto count = static_cast<Eigen::Index>(halo.origins().size());
+        // Own rows hold their node's id, halo rows -1 until filled.
+        maskgat::RowMatrix<float> rows(count, kWidth);
+        for (Eigen::Index r = 0; r < count; ++r) {
+          const auto origin = static_cast<float>(halo.origins()[static_cast<std::size_t>(r)]);
+          rows.row(r).setConstant(halo.own_rows()[static_cast<std::size_t>(r)] != 0 ? origin
+                                                                                    : -1.0F);
+        }
+        halo.fill(rows);
+        // Every row, own or halo, adds rank + 1 to its node's gradient.
+        maskgat::RowMatrix<float> grad =
+            maskgat::RowMatrix<float>::Constant(count, kWidth, static_cast<float>(rank + 1));
+        halo.reduce(grad);
+        out.filled[static_cast<std::size_t>(rank)] = rows;
+        out.reduced[static_cast<std::size_t>(rank)] = grad;
+      });
+      return out;
+    };
+    const Rows whole = exchange_in(train::HaloExchange::kChunkBytes);
+    double total = 0.0;  // of every part's own rows after reduce
+    double expected = 0.0;
+    for (std::size_t q = 0; q < parts.size(); ++q) {
+      const maskgat::GraphPart& part = parts[q];
+      for (NodeId r = 0; r < static_cast<NodeId>(part.globals.size()); ++r) {
+        const auto row = static_cast<Eigen::Index>(r);
+        CAPTURE(q);
+        CAPTURE(r);
+        // Every row holds its node's id, halo rows as their owners sent them.
+        CHECK((whole.filled[q].row(row).array() ==
+               static_cast<float>(part.origins[static_cast<std::size_t>(r)]))
+                  .all());
+        expected += static_cast<double>(q + 1) * kWidth;
+        if (part.is_own(r)) {
+          total += whole.reduced[q].row(row).sum();
+        } else {
+          CHECK(whole.reduced[q].row(row).isZero());
+        }
+      }
+    }
+    CHECK(total == expected);  // every row's gradient reached its owner, once
+    for (const std::size_t chunk_bytes :
+         {std::size_t{1}, std::size_t{3 * kWidth * sizeof(float)}}) {
+      CAPTURE(chunk_bytes);
+      const Rows rounds = exchange_in(chunk_bytes);
+      for (std::size_t q = 0; q < parts.size(); ++q) {
+        CHECK(rounds.filled[q] == whole.filled[q]);
+        CHECK(rounds.reduced[q] == whole.reduced[q]);
+      }
     }
   }
 
