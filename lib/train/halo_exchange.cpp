@@ -142,25 +142,25 @@ void HaloExchange::swap_rows(
   const std::size_t rounds = (static_cast<std::size_t>(most_rows_) + chunk - 1) / chunk;
   std::vector<std::span<const std::byte>> out(parts);
   std::vector<std::span<std::byte>> in(parts);
+  std::vector<std::size_t> receiving(parts);  // rows from each part in this round
   for (std::size_t round = 0; round < rounds; ++round) {
     const std::size_t first = round * chunk;
     for (std::size_t q = 0; q < parts; ++q) {
       const std::size_t sending =
           std::min(chunk, sends[q].size() - std::min(first, sends[q].size()));
-      const std::size_t receiving =
-          std::min(chunk, receives[q].size() - std::min(first, receives[q].size()));
+      receiving[q] = std::min(chunk, receives[q].size() - std::min(first, receives[q].size()));
       outgoing_[q].resize(sending * width);
       for (std::size_t k = 0; k < sending; ++k) {
         const float* row = from.data() + static_cast<std::size_t>(sends[q][first + k]) * width;
         std::copy(row, row + width, outgoing_[q].begin() + static_cast<std::ptrdiff_t>(k * width));
       }
-      received_[q].resize(receiving * width);
+      received_[q].resize(receiving[q] * width);
       out[q] = std::as_bytes(std::span(outgoing_[q]));
       in[q] = std::as_writable_bytes(std::span(received_[q]));
     }
     comm_->exchange(out, in);
     for (std::size_t q = 0; q < parts; ++q) {
-      for (std::size_t k = 0; k < received_[q].size() / width; ++k) {
+      for (std::size_t k = 0; k < receiving[q]; ++k) {
         take(q, first + k, received_[q].data() + k * width);
       }
     }
