@@ -77,8 +77,9 @@ class MASKGAT_EXPORT HaloExchange final : public nn::BasicHalo<float> {
 
  private:
   // Sends rows `sends[q]` of `from` to every part q and receives the rows `receives[q]` from it,
-  // in rounds of at most `chunk_rows` rows per pair (the buffers stay that small), passing each
-  // received row to `take(q, k, row)`: row k of receives[q], `from.cols()` values.
+  // in rounds of at most `chunk_bytes_` of rows per pair (at least a row; the buffers stay that
+  // small), passing each received row to `take(q, k, row)`: row k of receives[q], `from.cols()`
+  // values.
   void swap_rows(const RowMatrix<float>& from, const std::vector<std::vector<NodeId>>& sends,
                  const std::vector<std::vector<NodeId>>& receives,
                  const std::function<void(std::size_t, std::size_t, const float*)>& take);
