@@ -4,10 +4,12 @@
 # their npz row) and checks that each part holds the nodes the file names: `maskgat train
 # --split-out` writes back the split it trained on, which must be the peer's line for line.
 # Exits 77 (skipped) without the peer or python3-scipy, unless MASKGAT_REQUIRE_PARITY=1 (CI).
+# MASKGAT_PEER_DIR, when set, names the peer's directory instead of PEER_DIR (a clone that is not
+# beside ../shared), as MASKGAT_DATA_DIR does the data's.
 #   test_peer_split.sh MASKGAT PEER_DIR DATA_DIR
 set -euo pipefail
 maskgat="$1"
-peer="$2"
+peer="${MASKGAT_PEER_DIR:-$2}"
 data="${MASKGAT_DATA_DIR:-$3}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
