@@ -1,11 +1,49 @@
 #include "support/paths.hpp"
 
-#include <cstdlib>
-#include <fstream>
-#include <stdexcept>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <system_error>
+
 namespace maskgat::test {
+namespace {
+
+// The scratch directories this process made, removed with their contents when it exits.
+class ScratchDirs {
+ public:
+  ScratchDirs() = default;
+  ScratchDirs(const ScratchDirs&) = delete;
+  ScratchDirs& operator=(const ScratchDirs&) = delete;
+  ~ScratchDirs() {
+    for (const auto& dir : dirs_) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  }
+
+  // Makes `dir` fresh and empty the first time this process asks for it (a directory left by an
+  // earlier process of the same id is emptied), and keeps it as it is afterwards.
+  void make(const std::filesystem::path& dir) {
+    const std::lock_guard lock(mutex_);
+    if (dirs_.insert(dir).second) std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::set<std::filesystem::path> dirs_;
+};
+
+ScratchDirs& scratch_dirs() {
+  static ScratchDirs dirs;
+  return dirs;
+}
+
+}  // namespace
 
 std::filesystem::path fixture(const std::string& name) {
   return std::filesystem::path(MASKGAT_FIXTURE_DIR) / name;
@@ -20,7 +58,7 @@ std::filesystem::path data_dir() {
 std::filesystem::path scratch_dir(const std::string& tag) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("maskgat-test-" + std::to_string(::getpid()) + "-" + tag);
-  std::filesystem::create_directories(dir);
+  scratch_dirs().make(dir);
   return dir;
 }
 

@@ -12,7 +12,9 @@ std::filesystem::path fixture(const std::string& name);
 // The data directory: `$MASKGAT_DATA_DIR` if set, else the source tree's `datasets/`.
 std::filesystem::path data_dir();
 
-// A fresh empty directory under the system temp directory, unique to this process and `tag`.
+// A directory under the system temp directory, unique to this process and `tag`: fresh and empty
+// when the process first asks for it, the same (with what was written into it) afterwards, and
+// removed with its contents when the process exits.
 std::filesystem::path scratch_dir(const std::string& tag);
 
 // Writes `content` to `<scratch_dir(tag)>/<name>` byte for byte (creating the folders `name`
