@@ -11,7 +11,11 @@ whole-graph training epoch.
 
     compare.py --bench build/release/apps/bench/maskgat-bench --peer ../shared/peer \\
                --data-dir ../shared/datasets [--datasets cora,citeseer,...] \\
-               [--attention gat|gatv2|dot] [--out all.jsonl]
+               [--attention gat|gatv2|dot] [--repeat N] [--out all.jsonl]
+
+With --repeat N both programs run N times, alternating, and the table gives the median of each
+figure over the N runs (peak RSS: the largest); a line after it lists the whole-graph speed-up of
+every run, so a VM whose speed drifts between runs shows its spread.
 
 The peer directory is copied to a temporary folder (it may be read-only). Dataset names are
 maskgat-bench's; the peer runs `pubmed` (its stand-in features, timing only) for pubmed-shaped,
@@ -25,6 +29,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,6 +72,21 @@ def run_peer(peer_dir, data_dir, dataset, attention, epochs, jsonl):
             "rss": line.get("peak_rss_mb")}
 
 
+def combine(runs, largest=("peak_rss_mb", "rss")):
+    """One record from the same record of every run: the median of each measured (floating-point)
+    figure, the largest for peak memory; counts and names from the first run; None when no run
+    has it."""
+    runs = [run for run in runs if run]
+    if not runs:
+        return None
+    out = dict(runs[0])
+    for key, value in runs[0].items():
+        values = [run.get(key) for run in runs]
+        if isinstance(value, float) and all(isinstance(v, (int, float)) for v in values):
+            out[key] = max(values) if key in largest else statistics.median(values)
+    return out
+
+
 def fmt(value, digits=1):
     return "–" if value is None else f"{value:.{digits}f}"
 
@@ -88,28 +108,35 @@ def main():
                         help="attention kind (the peer has gat and gatv2; dot runs MaskGAT only)")
     parser.add_argument("--epochs", type=int, default=20, help="timed epochs per measurement")
     parser.add_argument("--peer-1m", action="store_true", help="also run the peer at 1m nodes")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs of both programs, alternating; the table gives medians")
     parser.add_argument("--out", help="write every JSON line (both programs) to this file")
     args = parser.parse_args()
     datasets = [d for d in args.datasets.split(",") if d]
 
-    ours = run_lines([args.bench, "--dataset", "limits," + ",".join(datasets), "--threads", "1,2",
-                      "--attention", args.attention, "--epochs", str(args.epochs),
-                      "--data-dir", args.data_dir])
-    limits = {line["threads"]: line for line in ours if line["bench"] == "limits"}
-    measured = {(line["dataset"], line["threads"]): line for line in ours
-                if line["bench"] == "maskgat"}
-
-    peer = {}
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    ours = []
+    runs = []  # per run: (ours keyed by (dataset, threads), peer keyed by dataset)
+    peer_lines = []
     with tempfile.TemporaryDirectory() as scratch:
         peer_dir = os.path.join(scratch, "peer")
         shutil.copytree(args.peer, peer_dir, ignore=shutil.ignore_patterns("results"))
         jsonl = os.path.join(scratch, "peer.jsonl")
-        for dataset in datasets:
-            if args.attention == "dot" or (dataset == "synthetic:1000000" and not args.peer_1m):
-                continue
-            peer[dataset] = run_peer(peer_dir, args.data_dir, dataset, args.attention,
-                                     args.epochs, jsonl)
-        peer_lines = []
+        for _ in range(args.repeat):
+            lines = run_lines([args.bench, "--dataset", "limits," + ",".join(datasets),
+                               "--threads", "1,2", "--attention", args.attention,
+                               "--epochs", str(args.epochs), "--data-dir", args.data_dir])
+            ours += lines
+            peer = {}
+            for dataset in datasets:
+                if args.attention == "dot" or (dataset == "synthetic:1000000" and
+                                               not args.peer_1m):
+                    continue
+                peer[dataset] = run_peer(peer_dir, args.data_dir, dataset, args.attention,
+                                         args.epochs, jsonl)
+            runs.append(({(line.get("dataset", "limits"), line["threads"]): line
+                          for line in lines if line["bench"] in ("maskgat", "limits")}, peer))
         if os.path.exists(jsonl):
             with open(jsonl, encoding="utf-8") as handle:
                 peer_lines = [json.loads(line) for line in handle if line.strip()]
@@ -118,6 +145,13 @@ def main():
         with open(args.out, "w", encoding="utf-8") as handle:
             for line in ours + peer_lines:
                 handle.write(json.dumps(line) + "\n")
+
+    keys = {key for mine, _ in runs for key in mine}
+    merged = {key: combine([mine.get(key) for mine, _ in runs]) for key in keys}
+    limits = {threads: line for (dataset, threads), line in merged.items() if dataset == "limits"}
+    measured = {key: line for key, line in merged.items() if key[0] != "limits"}
+    peer = {dataset: combine([theirs.get(dataset) for _, theirs in runs])
+            for dataset in {d for _, theirs in runs for d in theirs}}
 
     two = limits.get(2, {})
     print("| dataset | nodes / edges | MaskGAT train ms, 1 / 2 threads | whole-graph train ms, "
@@ -149,6 +183,19 @@ def main():
               f"{fmt(line['peak_rss_mb'], 0)} ({fmt(line['model_mb'], 0)}) | "
               f"{peer_note or fmt(theirs.get('rss'), 0)} | "
               f"{fmt(line['attention_edges_per_s'] / 1e6)} |")
+    if args.repeat > 1:
+        spreads = []
+        for dataset in datasets:
+            speedups = []
+            for mine, theirs in runs:
+                line, their = mine.get((dataset, 2)), theirs.get(dataset)
+                if line and their:
+                    speedups.append(ratio(their.get("train"), line["ms_per_epoch_graph"]))
+            if speedups:
+                spreads.append(f"{dataset} {', '.join(speedups)}")
+        if spreads:
+            print(f"\nWhole-graph speed-up of each of the {args.repeat} runs: "
+                  + "; ".join(spreads) + ".")
     for threads, line in sorted(limits.items()):
         print(f"\nLimits on {threads} thread(s): copy {line['copy_gb_per_s']:.1f} GB/s, "
               f"GEMM {line['gemm_gflop_per_s']:.1f} GFLOP/s, random 64-float row gathers "
