@@ -14,8 +14,9 @@ whole-graph training epoch.
                [--attention gat|gatv2|dot] [--repeat N] [--out all.jsonl]
 
 With --repeat N both programs run N times, alternating, and the table gives the median of each
-figure over the N runs (peak RSS: the largest); a line after it lists the whole-graph speed-up of
-every run, so a VM whose speed drifts between runs shows its spread.
+time over the N runs (peak RSS: the largest) and the speed-ups of those medians; a line after it
+lists each run's own whole-graph speed-up, so a VM whose speed drifts between runs shows its
+spread.
 
 The peer directory is copied to a temporary folder (it may be read-only). Dataset names are
 maskgat-bench's; the peer runs `pubmed` (its stand-in features, timing only) for pubmed-shaped,
