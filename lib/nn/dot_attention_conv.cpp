@@ -41,11 +41,16 @@ std::int64_t BasicDotAttentionConv<T>::output_features() const noexcept {
 template <typename T>
 void BasicDotAttentionConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng,
                                        Cache& cache, RowMatrix<T>& out,
-                                       std::span<const std::uint8_t> rows) const {
+                                       std::span<const std::uint8_t> rows,
+                                       BasicHalo<T>* halo) const {
   detail::check_input("dot_attention_conv.forward", graph, x, options_.in_features);
   detail::project(*store_, query_, x, cache.query);
   detail::project(*store_, key_, x, cache.key);
   detail::project(*store_, value_, x, cache.value);
+  if (halo != nullptr) {
+    halo->fill(cache.key);
+    halo->fill(cache.value);
+  }
   cache.dropout = detail::dropout_for(mode, options_.dropout, rng, cache.dropout.numbers);
   const auto score = dot_score<T>(cache, options_);
   ops::attention(graph, score, cache.value, cache.dropout, cache.alpha,
@@ -57,7 +62,8 @@ void BasicDotAttentionConv<T>::forward(const Graph& graph, InputRef<T> x, Mode m
 
 template <typename T>
 void BasicDotAttentionConv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache,
-                                        const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x) const {
+                                        const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x,
+                                        BasicHalo<T>* halo) const {
   detail::check_backward("dot_attention_conv.backward", graph, x, grad_out, output_features(),
                          grad_x);
   const RowMatrix<T>& grad_heads = detail::finish_output_backward(
@@ -67,6 +73,10 @@ void BasicDotAttentionConv<T>::backward(const Graph& graph, InputRef<T> x, Cache
   ops::DotScoreGrad<T> grad_score{cache.grad_query, cache.grad_key};
   ops::attention_backward(graph, score, cache.value, cache.alpha, cache.dropout, grad_heads,
                           grad_score, cache.grad_value, cache.workspace, options_.schedule);
+  if (halo != nullptr) {
+    halo->reduce(cache.grad_key);
+    halo->reduce(cache.grad_value);
+  }
   detail::project_backward(*store_, query_, x, cache.grad_query, grad_x);
   detail::project_backward(*store_, key_, x, cache.grad_key, grad_x);
   detail::project_backward(*store_, value_, x, cache.grad_value, grad_x);

@@ -28,10 +28,12 @@ std::int64_t BasicGatConv<T>::output_features() const noexcept {
 
 template <typename T>
 void BasicGatConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng, Cache& cache,
-                              RowMatrix<T>& out, std::span<const std::uint8_t> rows) const {
+                              RowMatrix<T>& out, std::span<const std::uint8_t> rows,
+                              BasicHalo<T>* halo) const {
   detail::check_input("gat_conv.forward", graph, x, options_.in_features);
   const Graph& mask = detail::forward_mask(graph, options_.add_self_loops, cache.looped);
   detail::project(*store_, lin_, x, cache.h);
+  if (halo != nullptr) halo->fill(cache.h);
   ops::detail::head_scores<T>(cache.h, store_->value(att_src_), store_->value(att_dst_), cache.src,
                               cache.dst);
   cache.dropout = detail::dropout_for(mode, options_.dropout, rng, cache.dropout.numbers);
@@ -41,7 +43,8 @@ void BasicGatConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng&
 
 template <typename T>
 void BasicGatConv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache,
-                               const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x) const {
+                               const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x,
+                               BasicHalo<T>* halo) const {
   const RowMatrix<T>& grad_heads = detail::output_terms_backward(
       "gat_conv.backward", *store_, options_, graph, x, residual_, bias_, grad_out, grad_x, cache);
   const Graph& mask = detail::attention_mask(graph, options_.add_self_loops, cache.looped);
@@ -52,6 +55,7 @@ void BasicGatConv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache,
   ops::detail::head_scores_backward<T>(cache.h, store_->value(att_src_), store_->value(att_dst_),
                                        cache.grad_src, cache.grad_dst, cache.grad_h,
                                        store_->grad(att_src_), store_->grad(att_dst_));
+  if (halo != nullptr) halo->reduce(cache.grad_h);
   detail::project_backward(*store_, lin_, x, cache.grad_h, grad_x);
 }
 

@@ -29,11 +29,12 @@ std::int64_t BasicGatV2Conv<T>::output_features() const noexcept {
 
 template <typename T>
 void BasicGatV2Conv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng,
-                                Cache& cache, RowMatrix<T>& out,
-                                std::span<const std::uint8_t> rows) const {
+                                Cache& cache, RowMatrix<T>& out, std::span<const std::uint8_t> rows,
+                                BasicHalo<T>* halo) const {
   detail::check_input("gatv2_conv.forward", graph, x, options_.in_features);
   const Graph& mask = detail::forward_mask(graph, options_.add_self_loops, cache.looped);
   detail::project(*store_, src_, x, cache.src);
+  if (halo != nullptr) halo->fill(cache.src);
   if (dst_) detail::project(*store_, *dst_, x, cache.dst);
   cache.dropout = detail::dropout_for(mode, options_.dropout, rng, cache.dropout.numbers);
   const ops::GatV2Score<T> score{cache.src, dst_ ? cache.dst : cache.src, store_->value(att_),
@@ -43,7 +44,8 @@ void BasicGatV2Conv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rn
 
 template <typename T>
 void BasicGatV2Conv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache,
-                                 const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x) const {
+                                 const RowMatrix<T>& grad_out, RowMatrix<T>* grad_x,
+                                 BasicHalo<T>* halo) const {
   const RowMatrix<T>& grad_heads =
       detail::output_terms_backward("gatv2_conv.backward", *store_, options_, graph, x, residual_,
                                     bias_, grad_out, grad_x, cache);
@@ -61,6 +63,7 @@ void BasicGatV2Conv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache
   } else {
     cache.grad_src += cache.grad_dst;
   }
+  if (halo != nullptr) halo->reduce(cache.grad_src);
   detail::project_backward(*store_, src_, x, cache.grad_src, grad_x);
 }
 

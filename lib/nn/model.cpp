@@ -276,7 +276,6 @@ const RowMatrix<T>& BasicModel<T>::run_forward(InputRef<T> x, Mode mode, Rng& rn
     } else {
       RowMatrix<T>& input = s.inputs[index];
       elu(s.outputs[index - 1], s.masks[index]->num_nodes(), input);
-      if (s.halo != nullptr) s.halo->fill(input);
       if (train) {
         s.input_dropout[index].numbers = s.numbers_of(input);
         dropout(input, s.input_dropout[index], input);
@@ -289,7 +288,7 @@ const RowMatrix<T>& BasicModel<T>::run_forward(InputRef<T> x, Mode mode, Rng& rn
           cache.dropout.numbers =
               s.halo != nullptr ? s.halo->first_edges() : std::span<const std::int64_t>();
           layer.forward(*s.masks[index], s.input(index, x), mode, rng, cache, s.outputs[index],
-                        s.rows_of(index));
+                        s.rows_of(index), index > 0 ? s.halo : nullptr);
         },
         s.layers[index]);
   }
@@ -309,12 +308,12 @@ void BasicModel<T>::run_backward(InputRef<T> x, const RowMatrix<T>& grad_logits)
         [&](const auto& layer) {
           using Cache = typename std::decay_t<decltype(layer)>::Cache;
           layer.backward(*s.masks[index], s.input(index, x), std::get<Cache>(s.caches[index]),
-                         *grad_out, index > 0 ? &grad_input : nullptr);
+                         *grad_out, index > 0 ? &grad_input : nullptr,
+                         index > 0 ? s.halo : nullptr);
         },
         s.layers[index]);
     if (index == 0) break;
     dropout_backward(grad_input, s.input_dropout[index], grad_input);
-    if (s.halo != nullptr) s.halo->reduce(grad_input);
     multiply_by_elu_derivative(s.outputs[index - 1], grad_input);
     // Layer index read the first rows of the layer below's output; the others get no gradient.
     const std::int64_t below = s.masks[index - 1]->num_nodes();

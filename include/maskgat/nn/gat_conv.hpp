@@ -94,10 +94,13 @@ class MASKGAT_EXPORT BasicGatConv {
   /// @param rows  empty (every row), or a byte per node: only the rows with a nonzero byte are
   ///              formed, each bitwise as over every row; the others are unspecified (as are
   ///              their attention coefficients), so `backward` must see zero gradients there
+  /// @param halo  null, or on a part of a graph its exchange: the halo rows of the source-side
+  ///              projections come from their owners (collective; `rows` names own rows only)
   /// @throws InvalidArgument when x's shape does not match the graph or `in_features`, or
   ///         `rows` is neither empty nor of N bytes.
   void forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng, Cache& cache,
-               RowMatrix<T>& out, std::span<const std::uint8_t> rows = {}) const;
+               RowMatrix<T>& out, std::span<const std::uint8_t> rows = {},
+               BasicHalo<T>* halo = nullptr) const;
 
   /// Adds the parameter gradients of the loss into the store and, when `grad_x` is not null,
   /// writes dL/dx into it (N x F; dense `x` only). `graph`, `x` and `cache` must be those of the
@@ -106,11 +109,14 @@ class MASKGAT_EXPORT BasicGatConv {
   /// @param x        the forward's input
   /// @param cache    the forward's cache; its scratch buffers are reused
   /// @param grad_out dL/dout, N x output_features()
-  /// @param grad_x   null, or resized to N x F and overwritten with dL/dx
+  /// @param grad_x   null, or resized to N x F and overwritten with dL/dx (with a halo, zero at
+  ///                 its rows)
+  /// @param halo     the forward's: the gradients of the halo rows of the source-side projections
+  ///                 go to their owners and are summed there (collective)
   /// @throws InvalidArgument when `grad_out` is not N x output_features(), or `grad_x` is asked
   ///         for a sparse `x`.
   void backward(const Graph& graph, InputRef<T> x, Cache& cache, const RowMatrix<T>& grad_out,
-                RowMatrix<T>* grad_x) const;
+                RowMatrix<T>* grad_x, BasicHalo<T>* halo = nullptr) const;
 
   /// The attention of the last forward run with `cache` on `graph`.
   /// @param graph the forward's graph

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,36 @@
 #include "maskgat/nn/parameters.hpp"
 
 namespace maskgat::nn {
+
+/// A part of a graph that other processes hold the rest of (distributed training): how the
+/// layers running on the part's mask (its own nodes' rows and its halo's, the remote sources its
+/// rows read) get the halo's rows of their source-side projections from their owners, send them
+/// the gradients of those rows, and number elements as the whole graph does so that they draw
+/// the whole graph's dropout. `train::HaloExchange` implements it over a `Communicator`.
+template <typename T>
+class BasicHalo {
+ public:
+  virtual ~BasicHalo() = default;
+  /// Overwrites the halo rows of a layer's source-side projection with the rows their owners
+  /// computed. Collective: every part calls it at the same point.
+  /// @param rows the part's rows, own and halo
+  virtual void fill(RowMatrix<T>& rows) = 0;
+  /// Adds the halo rows of `grad` into the owners' rows of the same nodes, adds what the other
+  /// parts send into this part's own rows (in an order fixed by the partition), and zeroes the
+  /// halo rows. Collective.
+  /// @param grad the gradient of a layer's source-side projection, the part's rows
+  virtual void reduce(RowMatrix<T>& grad) = 0;
+  /// Per row of the part, its node's id in the whole graph.
+  /// @return one id per row
+  [[nodiscard]] virtual std::span<const NodeId> origins() const = 0;
+  /// Per row, the whole graph's position of its first stored feature entry (sparse features).
+  /// @return one number per row, or empty for dense features
+  [[nodiscard]] virtual std::span<const std::int64_t> first_entries() const = 0;
+  /// Per row of the part, the whole graph's number of its first attention entry, its other
+  /// entries numbered on from it in order (any number on the halo rows, which are never formed).
+  /// @return one number per row
+  [[nodiscard]] virtual std::span<const std::int64_t> first_edges() const = 0;
+};
 
 /// Training applies attention dropout (drawing its key from the caller's `Rng`); evaluation
 /// never does and leaves the `Rng` untouched.

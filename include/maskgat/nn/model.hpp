@@ -49,36 +49,6 @@ struct ModelOptions {
   Schedule schedule{};             ///< task sizes of every layer's kernels (speed only)
 };
 
-/// A part of a graph that other processes hold the rest of (distributed training): how a model
-/// running on the part's mask (its own nodes' rows and its halo's, the remote sources its rows
-/// read, whose rows are empty) gets the halo's rows from their owners, sends them the gradients
-/// of those rows, and numbers its elements as the whole graph does so that it draws the whole
-/// graph's dropout. `train::HaloExchange` implements it over a `Communicator`.
-template <typename T>
-class BasicHalo {
- public:
-  virtual ~BasicHalo() = default;
-  /// Overwrites the halo rows of a hidden layer's input (before its dropout) with the rows their
-  /// owners computed. Collective: every part calls it at the same point.
-  /// @param rows the part's rows, own and halo
-  virtual void fill(RowMatrix<T>& rows) = 0;
-  /// Adds the halo rows of `grad` into the owners' rows of the same nodes, adds what the other
-  /// parts send into this part's own rows (in an order fixed by the partition), and zeroes the
-  /// halo rows. Collective.
-  /// @param grad the gradient of a hidden layer's input (before its dropout), the part's rows
-  virtual void reduce(RowMatrix<T>& grad) = 0;
-  /// Per row of the part, its node's id in the whole graph.
-  /// @return one id per row
-  [[nodiscard]] virtual std::span<const NodeId> origins() const = 0;
-  /// Per row, the whole graph's position of its first stored feature entry (sparse features).
-  /// @return one number per row, or empty for dense features
-  [[nodiscard]] virtual std::span<const std::int64_t> first_entries() const = 0;
-  /// Per row of the part, the whole graph's number of its first attention entry, its other
-  /// entries numbered on from it in order (any number on the halo rows, which are never formed).
-  /// @return one number per row
-  [[nodiscard]] virtual std::span<const std::int64_t> first_edges() const = 0;
-};
-
 /// The GAT paper's transductive model (Veličković et al. 2018), with any of the three attention
 /// layers:
 ///
@@ -180,10 +150,11 @@ class MASKGAT_EXPORT BasicModel {
   ///         the layer's input width.
   const RowMatrix<T>& forward_layer(std::int64_t layer, const Graph& mask, InputRef<T> x);
 
-  /// Runs the model on one part of a graph from here on (null: on a whole graph): every forward
-  /// fills the halo rows of each hidden layer's input from their owners, every backward returns
-  /// their gradients to them, and dropout draws the whole graph's mask. Forward and backward then
-  /// take the part's mask and input (own nodes then halo) and are collective.
+  /// Runs the model on one part of a graph from here on (null: on a whole graph): in every forward
+  /// each layer after the first gets the halo rows of its source-side projections from their
+  /// owners (the first projects the halo's features, which the part holds), every backward
+  /// returns their gradients to them, and dropout draws the whole graph's mask. Forward and
+  /// backward then take the part's mask and input (its own and halo nodes) and are collective.
   /// @param halo the part's exchange; must outlive its use
   void set_halo(BasicHalo<T>* halo) noexcept;
 

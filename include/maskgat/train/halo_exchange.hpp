@@ -19,9 +19,9 @@
 namespace maskgat::train {
 
 /// Runs a model on one part of a partition (`open_part`), rank r of the communicator holding part
-/// r: fills the halo rows of each hidden layer's input with the rows their owners computed, sends
-/// the gradients of those rows back to the owners, and numbers the part's rows and attention
-/// entries as the whole graph does (`nn::BasicHalo`).
+/// r: fills the halo rows of the source-side projections of each layer after the first with the
+/// rows their owners computed, sends the gradients of those rows back to the owners, and numbers
+/// the part's rows and attention entries as the whole graph does (`nn::BasicHalo`).
 ///
 /// The model runs on the part's store as it is (`data()`): the part's nodes, own and halo, in the
 /// order of their ids in the whole graph, so each row reads its sources in the whole graph's order

@@ -114,7 +114,7 @@ TEST_SUITE("unit") {
       // Not dot-product attention: its key bias shifts every score of a row alike, which the
       // softmax cancels, so its gradient is zero but for rounding, and Adam (dividing by the
       // gradient's size) moves it by rounding noise alone, differently in any two runs that sum
-      // in another order (docs/distributed.md).
+      // in another order (docs/scaling.md).
       for (const auto attention :
            {maskgat::nn::AttentionKind::kGat, maskgat::nn::AttentionKind::kGatV2}) {
         const train::TrainOptions options = options_of(attention, 12);
@@ -136,6 +136,35 @@ TEST_SUITE("unit") {
           CHECK(std::abs(run.result.val_loss - single.val_loss) <= 1e-5);
         }
       }
+    }
+  }
+
+  TEST_CASE("distributed: dot-product attention trains as one process but for its key biases") {
+    // The key biases follow rounding noise (see the test above); every other parameter, which the
+    // exchange of the keys and values and of their gradients reaches, must follow one process.
+    const Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 12, 3, 2);
+    const train::TrainOptions options = options_of(maskgat::nn::AttentionKind::kDot, 6);
+    train::Trainer one(data, options);
+    const train::FitResult single = one.fit();
+    const auto& entries = one.model().parameters().entries();
+    REQUIRE(std::count_if(entries.begin(), entries.end(), [](const auto& entry) {
+              return entry.name.ends_with(".key.bias");
+            }) == 2);
+    const auto without_key_biases = [&](std::vector<float> values) {
+      for (const auto& entry : entries) {
+        if (entry.name.ends_with(".key.bias")) {
+          std::fill_n(values.begin() + entry.parameter.offset, entry.parameter.size(), 0.0F);
+        }
+      }
+      return values;
+    };
+    const std::vector<float> expected = without_key_biases(maskgat::test::parameter_values(one));
+    for (const std::int32_t count : {2, 3}) {
+      CAPTURE(count);
+      const Distributed run =
+          train_on_parts(parts_of(data, count, "distributed_dot" + std::to_string(count)), options);
+      CHECK(largest_difference(without_key_biases(run.values), expected) <= 1e-5);
+      CHECK(run.result.test_accuracy == single.test_accuracy);
     }
   }
 
