@@ -192,9 +192,10 @@ class MASKGAT_EXPORT Trainer {
   /// A new run on one part of a partitioned graph (`open_part`), one process per part, rank r
   /// holding part r: distributed full-graph training. Every rank computes its own nodes' rows and
   /// in-edges (in a training step only those the training nodes of every part need,
-  /// `HaloExchange::receptive_rows`); each hidden layer's input rows of the halo come from their
-  /// owners (`HaloExchange`), and their gradients go back to them; parameters are replicated, their
-  /// gradients summed over the ranks in rank order, so every rank takes the same Adam step.
+  /// `HaloExchange::receptive_rows`); in each layer after the first the halo rows of the
+  /// source-side projections come from their owners (`HaloExchange`), and their gradients go back
+  /// to them (the first layer projects the halo's stored features); parameters are replicated,
+  /// their gradients summed over the ranks in rank order, so every rank takes the same Adam step.
   /// Losses, accuracies and early stopping are over every part's nodes, and dropout draws the
   /// whole graph's mask, so the run follows the single-process run on the whole graph without
   /// receptive fields (`receptive_field = false`) up to the order of floating-point sums, on any
