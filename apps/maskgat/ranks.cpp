@@ -30,8 +30,11 @@ RunOptions rank_output(const RunOptions& run, const Communicator& comm) {
 }
 
 void fail_rank(const Communicator& comm, const std::exception& error) {
-  std::cerr << "error: rank " << comm.rank() << " of " << comm.size() << ": " << error.what()
-            << '\n';
+  // In one write: std::cerr writes each piece as it comes, and mpirun could print its abort
+  // notice between the pieces it forwards.
+  const std::string line = "error: rank " + std::to_string(comm.rank()) + " of " +
+                           std::to_string(comm.size()) + ": " + error.what() + "\n";
+  std::cerr << line << std::flush;
   abort_mpi(dynamic_cast<const InvalidArgument*>(&error) != nullptr ? 2 : 1);
 }
 
