@@ -36,6 +36,14 @@ using PassBlock = Eigen::Array<T, kPassColumns, 1>;
 
 using Index = RowSparse<float>::StorageIndex;
 
+// One past row i's last entry: an uncompressed matrix keeps a count per row, its row's unused
+// slots before the next row's start.
+template <typename T>
+Index row_end(const Eigen::Map<const RowSparse<T>>& x, std::int64_t i) {
+  const Index* counts = x.innerNonZeroPtr();
+  return counts != nullptr ? x.outerIndexPtr()[i] + counts[i] : x.outerIndexPtr()[i + 1];
+}
+
 // target[c] = the sum of values[k] * weight(ids[k], c) over k in [0, count), in that order. The
 // columns are formed in register blocks, each in one pass over the entries. The weight rows of the
 // entries kAhead further on are prefetched: they are read in the features' random order, and
@@ -175,7 +183,7 @@ void scatter_weighted_rows(const Eigen::Map<const RowSparse<T>>& x, const RowMat
   if (blocks == 1) {
     for (std::int64_t i = 0; i < rows; ++i) {
       if (!detail::is_zero_row(grad_out.row(i).data(), width)) {
-        add_row(i, outer[i], outer[i + 1], 0, features, grad_weight.data(),
+        add_row(i, outer[i], row_end(x, i), 0, features, grad_weight.data(),
                 grad_weight.outerStride());
       }
     }
@@ -192,13 +200,14 @@ void scatter_weighted_rows(const Eigen::Map<const RowSparse<T>>& x, const RowMat
         std::fill(row_starts, row_starts + blocks + 1, outer[i]);
         continue;
       }
+      const Index row_last = row_end(x, i);
       Index k = outer[i];
       row_starts[0] = k;
       for (std::int64_t b = 1; b < blocks; ++b) {
-        while (k < outer[i + 1] && inner[k] < b * block) ++k;
+        while (k < row_last && inner[k] < b * block) ++k;
         row_starts[b] = k;
       }
-      row_starts[blocks] = outer[i + 1];
+      row_starts[blocks] = row_last;
     }
   });
   maskgat::detail::run_tasks(blocks, [&](std::int64_t b) {
@@ -239,7 +248,7 @@ void matmul(InputRef<T> x, const Eigen::Ref<const RowMatrix<T>>& weight, RowMatr
       const Index* outer = sparse.outerIndexPtr();
       for (std::int64_t i = begin; i < end; ++i) {
         sum_weighted_rows<T>(weight, sparse.innerIndexPtr() + outer[i],
-                             sparse.valuePtr() + outer[i], outer[i + 1] - outer[i],
+                             sparse.valuePtr() + outer[i], row_end(sparse, i) - outer[i],
                              out.row(i).data());
       }
     } else {

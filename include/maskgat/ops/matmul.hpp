@@ -6,7 +6,8 @@
 /// size is a constant, so every element is computed by the same serial loop on any number of
 /// threads: results are bitwise reproducible. Sparse `x` is never densified: a sparse product
 /// costs one multiply-add per stored entry and output column, and so does the weight gradient,
-/// which adds each row's `grad_out` into the rows of `W` named by the row's entries.
+/// which adds each row's `grad_out` into the rows of `W` named by the row's entries. Sparse `x`
+/// may be compressed or not (rows with unused slots, as Eigen leaves them after `insert`).
 
 #include "maskgat/core/tensor.hpp"
 #include "maskgat/export.hpp"

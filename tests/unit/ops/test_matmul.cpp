@@ -70,6 +70,38 @@ TEST_SUITE("unit") {
     CHECK(weight_gradient(x, grad_out, start) == grad_weight);
   }
 
+  TEST_CASE("uncompressed sparse inputs project and scatter as their compressed copies") {
+    // Rows with unused slots after their entries (as Eigen leaves them after `reserve`), the slots
+    // filled with an index and a value that would change every result if read: one block of
+    // features (37 of 70 columns) and several (500 of 64 columns).
+    for (const auto& [cols, out_cols] : {std::pair<std::int64_t, std::int64_t>{kCols, kOut},
+                                         std::pair<std::int64_t, std::int64_t>{500, 64}}) {
+      CAPTURE(cols);
+      const RowSparse<double> x = test::random_sparse<double>(kRows, cols, 0.1, 9);
+      RowSparse<double> slack = x;
+      slack.reserve(Eigen::VectorXi::Constant(kRows, 3));
+      REQUIRE(!slack.isCompressed());
+      for (std::int64_t i = 0; i < kRows; ++i) {
+        const int used = slack.outerIndexPtr()[i] + slack.innerNonZeroPtr()[i];
+        REQUIRE(slack.outerIndexPtr()[i + 1] - used == 3);
+        for (int k = used; k < slack.outerIndexPtr()[i + 1]; ++k) {
+          slack.innerIndexPtr()[k] = 0;
+          slack.valuePtr()[k] = 1e30;
+        }
+      }
+      REQUIRE(RowMatrix<double>(slack) == RowMatrix<double>(x));
+      const RowMatrix<double> weight = test::random_matrix<double>(cols, out_cols, 10);
+      RowMatrix<double> out;
+      RowMatrix<double> out_slack;
+      ops::matmul<double>(x, weight, out);
+      ops::matmul<double>(slack, weight, out_slack);
+      CHECK(out_slack == out);
+      const RowMatrix<double> grad_out = test::random_matrix<double>(kRows, out_cols, 11);
+      const RowMatrix<double> start = test::random_matrix<double>(cols, out_cols, 12);
+      CHECK(weight_gradient(slack, grad_out, start) == weight_gradient(x, grad_out, start));
+    }
+  }
+
   TEST_CASE("the sparse weight gradient refuses rows whose column indices are not ascending") {
     // 90,000 entries over 300 features make blocks of features, one task each; row 0's first
     // and last entries, swapped, lie in the wrong blocks.
