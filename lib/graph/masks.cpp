@@ -165,31 +165,27 @@ std::vector<NodeId> receptive_field(const Graph& mask, NodeId node, std::int64_t
   return field;
 }
 
-Subgraph receptive_subgraph(const Graph& mask, std::span<const NodeId> outputs,
-                            std::int64_t layers) {
-  Levels field = levels("masks::receptive_subgraph", mask, outputs, layers);
-  // The hops from the outputs of every node reached, by original id.
-  std::vector<std::int64_t> hops(static_cast<std::size_t>(mask.num_nodes()), -1);
-  for (std::size_t d = 0, k = 0; d < field.level_ends.size(); ++d) {
-    for (; k < field.level_ends[d]; ++k)
-      hops[static_cast<std::size_t>(field.nodes[k])] = static_cast<std::int64_t>(d);
-  }
+namespace {
+
+// The subgraph of `mask` on `nodes` (ascending) with `layers` masks: in layer l's, node k keeps
+// every in-edge where `whole(l, nodes[k])` and only its self-loop (if `mask` has it) elsewhere.
+// Every in-edge kept must come from one of `nodes`.
+template <typename Whole>
+Subgraph subgraph_on(const Graph& mask, std::vector<NodeId> nodes, std::int64_t layers,
+                     const Whole& whole) {
   Subgraph result;
-  result.nodes = std::move(field.nodes);
-  std::sort(result.nodes.begin(), result.nodes.end());
+  result.nodes = std::move(nodes);
   std::vector<NodeId> renumbered(static_cast<std::size_t>(mask.num_nodes()), -1);
   for (std::size_t k = 0; k < result.nodes.size(); ++k) {
     renumbered[static_cast<std::size_t>(result.nodes[k])] = static_cast<NodeId>(k);
   }
   const auto all_weights = mask.weights();
-  // Layer l's output is needed within layers - 1 - l hops: those rows keep every in-edge.
   for (std::int64_t layer = 0; layer < layers; ++layer) {
-    const std::int64_t whole = layers - 1 - layer;
     std::vector<EdgeId> offsets{0};
     std::vector<NodeId> sources;
     std::vector<float> weights;
     for (const NodeId node : result.nodes) {
-      const bool keep_all = hops[static_cast<std::size_t>(node)] <= whole;
+      const bool keep_all = whole(layer, node);
       const EdgeId first = mask.in_offsets()[static_cast<std::size_t>(node)];
       const auto row = mask.in_neighbors(node);
       for (std::size_t k = 0; k < row.size(); ++k) {
@@ -203,6 +199,53 @@ Subgraph receptive_subgraph(const Graph& mask, std::span<const NodeId> outputs,
                               std::move(sources), std::move(weights));
   }
   return result;
+}
+
+}  // namespace
+
+Subgraph receptive_subgraph(const Graph& mask, std::span<const NodeId> outputs,
+                            std::int64_t layers) {
+  Levels field = levels("masks::receptive_subgraph", mask, outputs, layers);
+  // The hops from the outputs of every node reached, by original id.
+  std::vector<std::int64_t> hops(static_cast<std::size_t>(mask.num_nodes()), -1);
+  for (std::size_t d = 0, k = 0; d < field.level_ends.size(); ++d) {
+    for (; k < field.level_ends[d]; ++k)
+      hops[static_cast<std::size_t>(field.nodes[k])] = static_cast<std::int64_t>(d);
+  }
+  std::sort(field.nodes.begin(), field.nodes.end());
+  // Layer l's output is needed within layers - 1 - l hops: those rows keep every in-edge.
+  return subgraph_on(mask, std::move(field.nodes), layers, [&](std::int64_t layer, NodeId node) {
+    return hops[static_cast<std::size_t>(node)] <= layers - 1 - layer;
+  });
+}
+
+Subgraph rows_subgraph(const Graph& mask, std::span<const std::vector<std::uint8_t>> rows) {
+  const auto count = static_cast<std::size_t>(mask.num_nodes());
+  std::vector<std::uint8_t> kept(count, 0);
+  const auto offsets = mask.in_offsets();
+  const auto sources = mask.in_sources();
+  for (std::size_t layer = 0; layer < rows.size(); ++layer) {
+    if (rows[layer].size() != count) {
+      throw InvalidArgument("masks::rows_subgraph: layer " + std::to_string(layer) + " gives " +
+                            std::to_string(rows[layer].size()) + " bytes, expected one per node (" +
+                            std::to_string(count) + ")");
+    }
+    for (std::size_t r = 0; r < count; ++r) {
+      if (rows[layer][r] == 0) continue;
+      kept[r] = 1;
+      for (EdgeId e = offsets[r]; e < offsets[r + 1]; ++e)
+        kept[static_cast<std::size_t>(sources[static_cast<std::size_t>(e)])] = 1;
+    }
+  }
+  std::vector<NodeId> nodes;
+  for (std::size_t r = 0; r < count; ++r) {
+    if (kept[r] != 0) nodes.push_back(static_cast<NodeId>(r));
+  }
+  return subgraph_on(
+      mask, std::move(nodes), static_cast<std::int64_t>(rows.size()),
+      [&](std::int64_t layer, NodeId node) {
+        return rows[static_cast<std::size_t>(layer)][static_cast<std::size_t>(node)] != 0;
+      });
 }
 
 std::vector<std::vector<std::uint8_t>> receptive_rows(const Graph& mask,

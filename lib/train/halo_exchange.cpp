@@ -63,25 +63,129 @@ HaloExchange::HaloExchange(const GraphPart& part, Communicator& comm, std::size_
       first_edges_[r] = part.first_edges[static_cast<std::size_t>(part.globals[r] - first)];
     }
   }
+  origins_ = part.origins;
+  first_entries_ = part.first_entries;
+  plan_rounds();
+}
+
+HaloExchange::HaloExchange(const HaloExchange& part, std::vector<std::uint8_t> own)
+    : part_(part.part_), comm_(part.comm_), own_(std::move(own)), chunk_bytes_(part.chunk_bytes_) {}
+
+void HaloExchange::plan_rounds() {
   std::int64_t most = 0;
-  for (std::size_t q = 0; q < parts; ++q) {
+  for (std::size_t q = 0; q < own_rows_.size(); ++q) {
     most = std::max({most, static_cast<std::int64_t>(own_rows_[q].size()),
                      static_cast<std::int64_t>(halo_rows_[q].size())});
   }
-  const std::vector<std::int64_t> every = all_gather<std::int64_t>(comm, std::span(&most, 1));
+  const std::vector<std::int64_t> every = all_gather<std::int64_t>(*comm_, std::span(&most, 1));
   most_rows_ = *std::max_element(every.begin(), every.end());
-  outgoing_.resize(parts);
-  received_.resize(parts);
+  outgoing_.resize(own_rows_.size());
+  received_.resize(own_rows_.size());
+}
+
+void HaloExchange::check_mask(const Graph& mask) const {
+  if (mask.num_nodes() != static_cast<std::int64_t>(own_.size())) {
+    throw InvalidArgument("halo exchange: a mask of " + std::to_string(mask.num_nodes()) +
+                          " nodes for a part of " + std::to_string(own_.size()));
+  }
+}
+
+std::vector<std::vector<std::uint8_t>> HaloExchange::ask_owners(
+    std::span<const std::uint8_t> marked) {
+  const auto parts = halo_rows_.size();
+  std::vector<std::vector<std::uint8_t>> asks(parts);
+  for (std::size_t q = 0; q < parts; ++q) {
+    for (const NodeId r : halo_rows_[q]) asks[q].push_back(marked[static_cast<std::size_t>(r)]);
+  }
+  std::vector<std::vector<std::uint8_t>> asked;
+  exchange(*comm_, asks, asked);
+  for (std::size_t q = 0; q < parts; ++q) {
+    if (asked[q].size() != own_rows_[q].size()) {
+      throw Error("halo exchange: part " + std::to_string(q) + " asks about " +
+                  std::to_string(asked[q].size()) + " rows, expected " +
+                  std::to_string(own_rows_[q].size()));
+    }
+  }
+  return asked;
+}
+
+std::unique_ptr<HaloExchange> HaloExchange::field(const Graph& mask,
+                                                  std::span<const std::vector<std::uint8_t>> rows,
+                                                  std::span<const NodeId> field_rows) {
+  check_mask(mask);
+  const auto count = own_.size();
+  for (const auto& layer : rows) {
+    if (layer.size() != count) {
+      throw InvalidArgument("halo exchange: a field's rows give " + std::to_string(layer.size()) +
+                            " bytes per layer for a part of " + std::to_string(count) + " rows");
+    }
+  }
+  // The field's row of each row of the part (-1: not in the field).
+  std::vector<NodeId> at(count, -1);
+  for (std::size_t k = 0; k < field_rows.size(); ++k) {
+    const NodeId row = field_rows[k];
+    if (row < 0 || static_cast<std::size_t>(row) >= count || (k > 0 && row <= field_rows[k - 1])) {
+      throw InvalidArgument("halo exchange: the field's row " + std::to_string(k) + " is " +
+                            std::to_string(row) + ", expected ascending rows in [0, " +
+                            std::to_string(count) + ")");
+    }
+    at[static_cast<std::size_t>(row)] = static_cast<NodeId>(k);
+  }
+  // The halo rows a row formed in a layer after the first reads: the field exchanges those, and
+  // tells their owners which of their rows it reads.
+  const auto offsets = mask.in_offsets();
+  const auto sources = mask.in_sources();
+  std::vector<std::uint8_t> read(count, 0);
+  for (std::size_t layer = 1; layer < rows.size(); ++layer) {
+    for (std::size_t r = 0; r < count; ++r) {
+      if (rows[layer][r] == 0) continue;
+      for (EdgeId e = offsets[r]; e < offsets[r + 1]; ++e) {
+        const auto source = static_cast<std::size_t>(sources[static_cast<std::size_t>(e)]);
+        if (own_[source] == 0) read[source] = 1;
+      }
+    }
+  }
+  const auto parts = halo_rows_.size();
+  const std::vector<std::vector<std::uint8_t>> asked = ask_owners(read);
+  std::vector<std::uint8_t> own(field_rows.size());
+  for (std::size_t k = 0; k < own.size(); ++k)
+    own[k] = own_[static_cast<std::size_t>(field_rows[k])];
+  std::unique_ptr<HaloExchange> result(new HaloExchange(*this, std::move(own)));
+  const auto field_row = [&](NodeId row, const char* kind) {
+    const NodeId k = at[static_cast<std::size_t>(row)];
+    if (k < 0) {
+      throw Error("halo exchange: " + std::string(kind) + " row " + std::to_string(row) +
+                  " of part " + std::to_string(part_->part) + " is exchanged but not in its field");
+    }
+    return k;
+  };
+  result->own_rows_.resize(parts);
+  result->halo_rows_.resize(parts);
+  for (std::size_t q = 0; q < parts; ++q) {
+    for (std::size_t k = 0; k < asked[q].size(); ++k) {
+      if (asked[q][k] != 0) result->own_rows_[q].push_back(field_row(own_rows_[q][k], "own"));
+    }
+    for (const NodeId r : halo_rows_[q]) {
+      if (read[static_cast<std::size_t>(r)] != 0) {
+        result->halo_rows_[q].push_back(field_row(r, "halo"));
+      }
+    }
+  }
+  for (const NodeId row : field_rows) {
+    const auto r = static_cast<std::size_t>(row);
+    result->origins_.push_back(origins_[r]);
+    result->first_edges_.push_back(first_edges_[r]);
+    if (!first_entries_.empty()) result->first_entries_.push_back(first_entries_[r]);
+  }
+  result->plan_rounds();
+  return result;
 }
 
 std::vector<std::vector<std::uint8_t>> HaloExchange::receptive_rows(const Graph& mask,
                                                                     std::span<const NodeId> nodes,
                                                                     std::int64_t layers) {
+  check_mask(mask);
   const auto count = own_.size();
-  if (mask.num_nodes() != static_cast<std::int64_t>(count)) {
-    throw InvalidArgument("halo exchange: a mask of " + std::to_string(mask.num_nodes()) +
-                          " nodes for a part of " + std::to_string(count));
-  }
   std::vector<std::vector<std::uint8_t>> rows(
       static_cast<std::size_t>(std::max<std::int64_t>(layers, 0)));
   if (rows.empty()) return rows;
@@ -108,18 +212,8 @@ std::vector<std::vector<std::uint8_t>> HaloExchange::receptive_rows(const Graph&
       for (EdgeId e = offsets[r]; e < offsets[r + 1]; ++e)
         below[static_cast<std::size_t>(sources[static_cast<std::size_t>(e)])] = 1;
     }
-    std::vector<std::vector<std::uint8_t>> asks(parts);
+    const std::vector<std::vector<std::uint8_t>> asked = ask_owners(below);
     for (std::size_t q = 0; q < parts; ++q) {
-      for (const NodeId r : halo_rows_[q]) asks[q].push_back(below[static_cast<std::size_t>(r)]);
-    }
-    std::vector<std::vector<std::uint8_t>> asked;
-    exchange(*comm_, asks, asked);
-    for (std::size_t q = 0; q < parts; ++q) {
-      if (asked[q].size() != own_rows_[q].size()) {
-        throw Error("halo exchange: part " + std::to_string(q) + " asks about " +
-                    std::to_string(asked[q].size()) + " rows, expected " +
-                    std::to_string(own_rows_[q].size()));
-      }
       for (std::size_t k = 0; k < asked[q].size(); ++k) {
         if (asked[q][k] != 0) below[static_cast<std::size_t>(own_rows_[q][k])] = 1;
       }
@@ -185,8 +279,8 @@ void HaloExchange::reduce(RowMatrix<float>& grad) {
   }
 }
 
-std::span<const NodeId> HaloExchange::origins() const { return part_->origins; }
-std::span<const std::int64_t> HaloExchange::first_entries() const { return part_->first_entries; }
+std::span<const NodeId> HaloExchange::origins() const { return origins_; }
+std::span<const std::int64_t> HaloExchange::first_entries() const { return first_entries_; }
 std::span<const std::int64_t> HaloExchange::first_edges() const { return first_edges_; }
 
 }  // namespace maskgat::train

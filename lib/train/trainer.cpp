@@ -257,6 +257,21 @@ struct Trainer::Impl {
       };
       train_rows = rows_for(train_nodes);
       val_rows = rows_for(val_nodes);
+      if (options.receptive_field) {
+        // On fields small enough on every part: the training steps (and the validation passes)
+        // on each part's field of those rows, their halo rows exchanged by the field's own plan.
+        if (auto field = part_field(train_rows, train_nodes)) {
+          training = std::make_unique<TrainingField>(std::move(field->first), options.model);
+          training_halo = std::move(field->second);
+          training->model.set_halo(training_halo.get());
+          // As in one process: validation on its field only when the trained model's buffers
+          // are free for it between epochs.
+          if (auto val = part_field(val_rows, val_nodes)) {
+            val_field = std::move(val->first);
+            val_halo = std::move(val->second);
+          }
+        }
+      }
     }
     if (options.positional.kind != transforms::EncodingKind::kNone) {
       input = model_input(data, options);
@@ -307,6 +322,20 @@ struct Trainer::Impl {
       throw InvalidArgument(
           "train: the split has no validation nodes, which early stopping needs (use patience 0)");
     }
+  }
+
+  // On a partition: the field of the part's `rows` (`masks::rows_subgraph`) at `nodes`, with its
+  // exchange, when every part's is worth running on (the parts agree, as the exchanges are
+  // collective). Collective.
+  std::optional<std::pair<Field, std::unique_ptr<HaloExchange>>> part_field(
+      std::span<const std::vector<std::uint8_t>> rows, std::span<const NodeId> nodes) {
+    masks::Subgraph subgraph = masks::rows_subgraph(whole_mask(), rows);
+    const std::uint8_t worth = worth_running_on(subgraph, whole_mask()) ? 1 : 0;
+    const std::vector<std::uint8_t> every = all_gather<std::uint8_t>(*comm, std::span(&worth, 1));
+    if (std::find(every.begin(), every.end(), 0) != every.end()) return std::nullopt;
+    std::unique_ptr<HaloExchange> exchange = halo->field(whole_mask(), rows, subgraph.nodes);
+    return std::pair(Field(std::move(subgraph), features(nn::Mode::kEval), dataset->labels, nodes),
+                     std::move(exchange));
   }
 
   // The number of `nodes`, over every part on a partition.
@@ -540,6 +569,19 @@ struct Trainer::Impl {
               dataset->labels, val_nodes};
     }
     if (!val_field) return {evaluation_logits(), dataset->labels, val_nodes};
+    if (!val_halo) {
+      return {
+          model.forward(val_field->subgraph.masks, val_field->input.view(), nn::Mode::kEval, rng),
+          val_field->labels, val_field->nodes};
+    }
+    // On a partition the model runs on the field with the field's exchange, then has the part's
+    // back, also when the forward throws.
+    struct PartHalo {
+      nn::Model& model;
+      HaloExchange* part;
+      ~PartHalo() { model.set_halo(part); }
+    } restore{model, halo.get()};
+    model.set_halo(val_halo.get());
     return {model.forward(val_field->subgraph.masks, val_field->input.view(), nn::Mode::kEval, rng),
             val_field->labels, val_field->nodes};
   }
@@ -563,7 +605,11 @@ struct Trainer::Impl {
   RowMatrix<float> grad_logits;
   FeatureMatrix input;        // with the positional encoding; 0 x 0 without one
   FeatureMatrix train_input;  // `input` with this step's sign flips (Laplacian encodings, no field)
-  std::optional<NeighborSampler> sampler;   // with mini-batches
+  std::optional<NeighborSampler> sampler;  // with mini-batches
+  // On a partition, with fields: the training and the validation fields' exchanges (declared
+  // before the models that point to them).
+  std::unique_ptr<HaloExchange> training_halo;
+  std::unique_ptr<HaloExchange> val_halo;
   std::unique_ptr<TrainingField> training;  // when training steps run on a field
   std::optional<Field> val_field;           // the validation nodes', when validation runs on it
   // Without fields, with `receptive_field` set: the rows of the whole graph that the training and
@@ -690,14 +736,15 @@ Trainer::Trainer(const Dataset& dataset, const Checkpoint& checkpoint, std::int6
 Trainer::Trainer(const GraphPart& part, Communicator& comm, const Checkpoint& checkpoint,
                  std::int64_t epochs)
     : Trainer(part, comm, resumed(checkpoint, part.data, epochs)) {
-  if (checkpoint.data &&
-      (checkpoint.data->nodes != part.global_nodes ||
-       checkpoint.data->nodes_hash != part.whole.nodes ||
-       checkpoint.data->split_hash != part.whole.split)) {
+  if (checkpoint.data && (checkpoint.data->nodes != part.global_nodes ||
+                          checkpoint.data->nodes_hash != part.whole.nodes ||
+                          checkpoint.data->split_hash != part.whole.split)) {
     throw InvalidArgument(
         "checkpoint: the partition is not of the data the run was trained on (its " +
-        std::to_string(part.global_nodes) + " nodes, their names, labels or split differ from "
-        "the model's " + std::to_string(checkpoint.data->nodes) + ")");
+        std::to_string(part.global_nodes) +
+        " nodes, their names, labels or split differ from "
+        "the model's " +
+        std::to_string(checkpoint.data->nodes) + ")");
   }
   restore(checkpoint);
 }

@@ -95,6 +95,20 @@ struct Subgraph {
                                                          std::span<const NodeId> outputs,
                                                          std::int64_t layers);
 
+/// The subgraph a stack of attention layers over `mask` needs to form each layer l at the nodes
+/// `rows[l]` marks (`receptive_rows`, or any rows whose sources the layer below forms): every
+/// marked node and the sources of its in-edges, in increasing id order, and a mask per layer in
+/// which the nodes marked for that layer keep every in-edge and every other node only its
+/// self-loop (if `mask` has it). For L >= 1, `receptive_subgraph(mask, outputs, L)` is this
+/// subgraph of `receptive_rows(mask, outputs, L)`. Weights are kept. Cost O(N x layers + the marked
+/// rows' edges), serial.
+/// @param mask the attention mask of every layer
+/// @param rows one vector per layer, the input layer's first, of a byte per node (1: formed)
+/// @return the nodes and one mask per layer
+/// @throws InvalidArgument if a layer has not one byte per node.
+[[nodiscard]] MASKGAT_EXPORT Subgraph
+rows_subgraph(const Graph& mask, std::span<const std::vector<std::uint8_t>> rows);
+
 /// Where each layer of a stack of `layers` attention layers over `mask` must be formed for its
 /// output at `outputs`, on the whole graph's numbering: layer l (0 the input layer) at the nodes
 /// within `layers - 1 - l` in-edges of an output, the rows `receptive_subgraph` keeps whole. A

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -69,6 +70,27 @@ class MASKGAT_EXPORT HaloExchange final : public nn::BasicHalo<float> {
                                                                       std::span<const NodeId> nodes,
                                                                       std::int64_t layers);
 
+  /// The exchange of a field of the part: the subgraph on rows `field_rows` of `data()`
+  /// (`masks::rows_subgraph` of `rows`, its row k standing for row `field_rows[k]`), on which a
+  /// model forms each layer at the rows `rows` asks for. It fills and reduces only the halo rows
+  /// that a row formed in a layer after the first reads (their owners form them: `rows` is
+  /// `receptive_rows`'), and numbers the field's rows as the part does, so that the model forms
+  /// the asked rows as on the whole part, with the same dropout draws. Its rows (`own_rows()`,
+  /// `origins()`, ...) are the field's, while `data()` and `part()` stay the part's: it is for a
+  /// model's `set_halo`, not for `receptive_rows` or `field`. Collective; an Error found after its
+  /// exchange (part files that do not belong together) leaves the other parts waiting, as any
+  /// rank's failure does until the MPI job ends.
+  /// @param mask       the part's mask (`masks::from_graph(data().graph)`)
+  /// @param rows       per layer, a byte per row of `data()` (`receptive_rows`)
+  /// @param field_rows the field's rows of `data()`, ascending (`masks::rows_subgraph(mask,
+  ///                   rows).nodes`)
+  /// @return the field's exchange; it uses this one's communicator and part
+  /// @throws InvalidArgument when `mask` is not the part's or the rows are not of `data()`;
+  ///         Error when a row the exchange sends or fills is not in the field.
+  [[nodiscard]] std::unique_ptr<HaloExchange> field(const Graph& mask,
+                                                    std::span<const std::vector<std::uint8_t>> rows,
+                                                    std::span<const NodeId> field_rows);
+
   void fill(RowMatrix<float>& rows) override;
   void reduce(RowMatrix<float>& grad) override;
   [[nodiscard]] std::span<const NodeId> origins() const override;
@@ -84,9 +106,24 @@ class MASKGAT_EXPORT HaloExchange final : public nn::BasicHalo<float> {
                  const std::vector<std::vector<NodeId>>& receives,
                  const std::function<void(std::size_t, std::size_t, const float*)>& take);
 
+  // A field's exchange (`field`): this one's part and communicator, its own rows `own`; the rest
+  // is the caller's to set.
+  HaloExchange(const HaloExchange& part, std::vector<std::uint8_t> own);
+  // Sizes the rounds of `swap_rows` (collective) and its buffers.
+  void plan_rounds();
+  // @throws InvalidArgument when `mask` has not a node per row.
+  void check_mask(const Graph& mask) const;
+  // Tells each owner, a byte per halo row it owns (`marked`, a byte per row), which of its rows
+  // this part marks, and returns what every part tells this one: per part, a byte per row of
+  // `own_rows_[q]`. Collective.
+  // @throws Error when a part tells about another number of rows (parts not of one partition).
+  std::vector<std::vector<std::uint8_t>> ask_owners(std::span<const std::uint8_t> marked);
+
   const GraphPart* part_;
   Communicator* comm_;
   std::vector<std::uint8_t> own_;
+  std::vector<NodeId> origins_;
+  std::vector<std::int64_t> first_entries_;
   std::vector<std::int64_t> first_edges_;
   std::vector<std::vector<NodeId>> own_rows_;   // per part: the own rows it reads, in its order
   std::vector<std::vector<NodeId>> halo_rows_;  // per part: this part's halo rows it owns

@@ -192,7 +192,9 @@ class MASKGAT_EXPORT Trainer {
   /// A new run on one part of a partitioned graph (`open_part`), one process per part, rank r
   /// holding part r: distributed full-graph training. Every rank computes its own nodes' rows and
   /// in-edges (in a training step only those the training nodes of every part need,
-  /// `HaloExchange::receptive_rows`); in each layer after the first the halo rows of the
+  /// `HaloExchange::receptive_rows`, on the subgraph of those rows when it is small on every part,
+  /// as `receptive_field` says, with the exchange `HaloExchange::field` builds for it; validation
+  /// likewise); in each layer after the first the halo rows of the
   /// source-side projections come from their owners (`HaloExchange`), and their gradients go back
   /// to them (the first layer projects the halo's stored features); parameters are replicated,
   /// their gradients summed over the ranks in rank order, so every rank takes the same Adam step.

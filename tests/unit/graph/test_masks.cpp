@@ -15,6 +15,19 @@ using maskgat::NodeId;
 
 namespace {
 
+// 0 -> 1 -> 2 -> 3 and 4 -> 3, self-loops everywhere but on 4; 5 apart, with its loop.
+Graph chain_graph() {
+  return maskgat::build_graph(
+             6, maskgat::EdgeList{{0, 1, 2, 4, 0, 1, 2, 3, 5}, {1, 2, 3, 3, 0, 1, 2, 3, 5}, {}})
+      .graph;
+}
+
+// A mask's CSR arrays (row offsets, sources), for comparing masks whole.
+std::pair<std::vector<maskgat::EdgeId>, std::vector<NodeId>> csr_of(const Graph& mask) {
+  return {std::vector<maskgat::EdgeId>(mask.in_offsets().begin(), mask.in_offsets().end()),
+          std::vector<NodeId>(mask.in_sources().begin(), mask.in_sources().end())};
+}
+
 // The mask's rows as sets of sources, compared with `allowed(i, j)` for every pair.
 template <typename Allowed>
 void check_mask(const Graph& mask, std::int64_t n, Allowed&& allowed) {
@@ -147,16 +160,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("masks::receptive_subgraph keeps the rows each layer needs whole, the others' loops") {
-    // 0 -> 1 -> 2 -> 3 and 4 -> 3, self-loops everywhere but on 4; 5 is unreachable from 3.
-    const Graph chain =
-        maskgat::build_graph(
-            6, maskgat::EdgeList{{0, 1, 2, 4, 0, 1, 2, 3, 5}, {1, 2, 3, 3, 0, 1, 2, 3, 5}, {}})
-            .graph;
-    const auto rows = [](const Graph& mask) {
-      return std::make_pair(
-          std::vector<maskgat::EdgeId>(mask.in_offsets().begin(), mask.in_offsets().end()),
-          std::vector<maskgat::NodeId>(mask.in_sources().begin(), mask.in_sources().end()));
-    };
+    const Graph chain = chain_graph();  // 0 -> 1 -> 2 -> 3 and 4 -> 3, 5 apart
     const std::vector<maskgat::NodeId> outputs{3, 3};
     const auto two = maskgat::masks::receptive_subgraph(chain, outputs, 2);
     // Within 2 hops of 3: 1, 2, 3, 4 (renumbered 0-3); within 1 hop: 2, 3, 4.
@@ -164,11 +168,11 @@ TEST_SUITE("unit") {
     REQUIRE(two.masks.size() == 2);
     CHECK(two.masks[0].num_nodes() == 4);
     // Layer 0 is needed at 2, 3, 4: rows of 1 (its loop only), 2 (1, 2), 3 (2, 3, 4), 4 (none).
-    CHECK(rows(two.masks[0]) == std::make_pair(std::vector<maskgat::EdgeId>{0, 1, 3, 6, 6},
-                                               std::vector<maskgat::NodeId>{0, 0, 1, 1, 2, 3}));
+    CHECK(csr_of(two.masks[0]) == std::make_pair(std::vector<maskgat::EdgeId>{0, 1, 3, 6, 6},
+                                                 std::vector<maskgat::NodeId>{0, 0, 1, 1, 2, 3}));
     // Layer 1 only at 3: the others keep their loops.
-    CHECK(rows(two.masks[1]) == std::make_pair(std::vector<maskgat::EdgeId>{0, 1, 2, 5, 5},
-                                               std::vector<maskgat::NodeId>{0, 1, 1, 2, 3}));
+    CHECK(csr_of(two.masks[1]) == std::make_pair(std::vector<maskgat::EdgeId>{0, 1, 2, 5, 5},
+                                                 std::vector<maskgat::NodeId>{0, 1, 1, 2, 3}));
     const auto zero = maskgat::masks::receptive_subgraph(chain, outputs, 0);
     CHECK(zero.nodes == std::vector<maskgat::NodeId>{3});
     CHECK(zero.masks.empty());
@@ -187,11 +191,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("masks::receptive_rows marks the rows each layer needs on the whole graph") {
-    // The chain of the test above: 0 -> 1 -> 2 -> 3 and 4 -> 3, 5 apart.
-    const Graph chain =
-        maskgat::build_graph(
-            6, maskgat::EdgeList{{0, 1, 2, 4, 0, 1, 2, 3, 5}, {1, 2, 3, 3, 0, 1, 2, 3, 5}, {}})
-            .graph;
+    const Graph chain = chain_graph();  // 0 -> 1 -> 2 -> 3 and 4 -> 3, 5 apart
     const std::vector<maskgat::NodeId> outputs{3, 3};
     const auto two = maskgat::masks::receptive_rows(chain, outputs, 2);
     REQUIRE(two.size() == 2);
@@ -210,5 +210,35 @@ TEST_SUITE("unit") {
                          maskgat::InvalidArgument);
     CHECK_THROWS_WITH_AS(maskgat::masks::receptive_rows(chain, outputs, -2),
                          "masks::receptive_rows: layers -2 is negative", maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("masks::rows_subgraph keeps the marked rows whole and their sources' loops") {
+    const Graph chain = chain_graph();  // 0 -> 1 -> 2 -> 3 and 4 -> 3, 5 apart
+    // The subgraph of receptive_rows is receptive_subgraph's.
+    const std::vector<maskgat::NodeId> outputs{3};
+    for (const std::int64_t layers : {1, 2, 3}) {
+      CAPTURE(layers);
+      const auto marked = maskgat::masks::receptive_rows(chain, outputs, layers);
+      const auto of_rows = maskgat::masks::rows_subgraph(chain, marked);
+      const auto expected = maskgat::masks::receptive_subgraph(chain, outputs, layers);
+      CHECK(of_rows.nodes == expected.nodes);
+      REQUIRE(of_rows.masks.size() == expected.masks.size());
+      for (std::size_t l = 0; l < of_rows.masks.size(); ++l) {
+        CHECK(csr_of(of_rows.masks[l]) == csr_of(expected.masks[l]));
+      }
+    }
+    // Any marks: layer 0 at 1 and 5, layer 1 at 4 (no in-edges, no loop): nodes 0, 1, 4, 5.
+    const std::vector<std::vector<std::uint8_t>> marks{{0, 1, 0, 0, 0, 1}, {0, 0, 0, 0, 1, 0}};
+    const auto any = maskgat::masks::rows_subgraph(chain, marks);
+    CHECK(any.nodes == std::vector<maskgat::NodeId>{0, 1, 4, 5});
+    REQUIRE(any.masks.size() == 2);
+    CHECK(csr_of(any.masks[0]) == std::make_pair(std::vector<maskgat::EdgeId>{0, 1, 3, 3, 4},
+                                                 std::vector<maskgat::NodeId>{0, 0, 1, 3}));
+    CHECK(csr_of(any.masks[1]) == std::make_pair(std::vector<maskgat::EdgeId>{0, 1, 2, 2, 3},
+                                                 std::vector<maskgat::NodeId>{0, 1, 3}));
+    const std::vector<std::vector<std::uint8_t>> short_marks{{1, 0}};
+    CHECK_THROWS_WITH_AS(maskgat::masks::rows_subgraph(chain, short_marks),
+                         "masks::rows_subgraph: layer 0 gives 2 bytes, expected one per node (6)",
+                         maskgat::InvalidArgument);
   }
 }

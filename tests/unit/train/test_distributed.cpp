@@ -196,10 +196,10 @@ TEST_SUITE("unit") {
     train::Trainer foreign(other, options);
     (void)foreign.fit();
     const train::Checkpoint foreign_checkpoint = foreign.checkpoint();
-    CHECK_THROWS_WITH_AS(train_on_parts(parts_of(data, 2, "distributed_foreign"), options,
-                                        &foreign_checkpoint, 10),
-                         doctest::Contains("the partition is not of the data the run was trained on"),
-                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(
+        train_on_parts(parts_of(data, 2, "distributed_foreign"), options, &foreign_checkpoint, 10),
+        doctest::Contains("the partition is not of the data the run was trained on"),
+        maskgat::InvalidArgument);
   }
 
   TEST_CASE("distributed: each part forms the rows of the whole graph's receptive field") {
@@ -241,6 +241,69 @@ TEST_SUITE("unit") {
       // The field is a proper part of the graph below the output layer, so the test can tell.
       CHECK(std::count(whole.back().begin(), whole.back().end(), 1) <
             std::count(whole.front().begin(), whole.front().end(), 1) + (layers == 1 ? 1 : 0));
+    }
+  }
+
+  TEST_CASE("distributed: steps and validation on each part's small field train as one process") {
+    // A few training and validation nodes of 3000 (every `every`-th): their fields are small
+    // parts of every part, so the parts step and validate on them, exchanging only the halo rows
+    // the fields read. GAT on dense and sparse features; GATv2 with 3 layers, whose halo rows are
+    // read by two layers.
+    const Dataset dense = maskgat::test::synthetic_dataset(3000, 3.0, 8, 3, 11);
+    Dataset sparse = dense;
+    sparse.features =
+        maskgat::FeatureMatrix(maskgat::test::random_sparse<float>(3000, 40, 0.2, 12));
+    struct Case {
+      const Dataset* data;
+      const char* name;
+      maskgat::nn::AttentionKind attention;
+      std::int64_t layers;
+      NodeId every;
+    };
+    for (const Case& c : {Case{&dense, "dense", maskgat::nn::AttentionKind::kGat, 2, 100},
+                          Case{&sparse, "sparse", maskgat::nn::AttentionKind::kGat, 2, 100},
+                          Case{&dense, "gatv2", maskgat::nn::AttentionKind::kGatV2, 3, 300}}) {
+      Dataset data = *c.data;
+      for (NodeId v = 0; v < data.graph.num_nodes(); ++v) {
+        data.split[static_cast<std::size_t>(v)] = v % c.every == 0 ? maskgat::SplitPart::kTrain
+                                                  : v % c.every == c.every / 2
+                                                      ? maskgat::SplitPart::kVal
+                                                      : maskgat::SplitPart::kTest;
+      }
+      train::TrainOptions options = options_of(c.attention, 8);
+      options.model.layers = c.layers;
+      train::Trainer one(data, options);  // the whole graph (no field)
+      const train::FitResult single = one.fit();
+      const std::vector<float> expected = maskgat::test::parameter_values(one);
+      options.receptive_field = true;
+      for (const std::int32_t count : {2, 3}) {
+        CAPTURE(c.name);
+        CAPTURE(count);
+        const std::vector<maskgat::GraphPart> parts = parts_of(
+            data, count, std::string("distributed_field_") + c.name + std::to_string(count));
+        std::vector<std::vector<float>> values(parts.size());
+        std::vector<std::int64_t> step_rows(parts.size());
+        std::vector<train::FitResult> results(parts.size());
+        maskgat::test::ThreadGroup group(count);
+        group.run([&](int rank, maskgat::Communicator& comm) {
+          const auto r = static_cast<std::size_t>(rank);
+          train::Trainer trainer(parts[r], comm, options);
+          results[r] = trainer.fit([&](const train::EpochStats& stats) {
+            step_rows[r] = std::max(step_rows[r], stats.input_rows);
+          });
+          values[r] = maskgat::test::parameter_values(trainer);
+        });
+        for (std::size_t r = 0; r < parts.size(); ++r) {
+          CAPTURE(r);
+          CHECK(values[r] == values.front());
+          // The step read the field's rows, fewer than half the part's.
+          CHECK(step_rows[r] > 0);
+          CHECK(2 * step_rows[r] < parts[r].data.graph.num_nodes());
+        }
+        CHECK(largest_difference(values.front(), expected) <= 1e-5);
+        CHECK(results.front().test_accuracy == single.test_accuracy);
+        CHECK(std::abs(results.front().val_loss - single.val_loss) <= 1e-5);
+      }
     }
   }
 
@@ -308,6 +371,37 @@ TEST_SUITE("unit") {
         CHECK(rounds.reduced[q] == whole.reduced[q]);
       }
     }
+  }
+
+  TEST_CASE("distributed: a field's exchange refuses rows that are not the part's") {
+    const Dataset data = maskgat::test::synthetic_dataset(120, 4.0, 6, 2, 4);
+    const std::vector<maskgat::GraphPart> parts = parts_of(data, 2, "distributed_field_refused");
+    // Every part makes the same wrong call, so each throws before any exchange.
+    const auto field_with = [&](const auto& change) {
+      maskgat::test::ThreadGroup group(2);
+      group.run([&](int rank, maskgat::Communicator& comm) {
+        train::HaloExchange halo(parts[static_cast<std::size_t>(rank)], comm);
+        const maskgat::Graph mask = maskgat::masks::from_graph(halo.data().graph, true);
+        const std::vector<NodeId> none;
+        auto rows = halo.receptive_rows(mask, none, 2);
+        std::vector<NodeId> field_rows{0, 1};
+        change(rows, field_rows);
+        (void)halo.field(mask, rows, field_rows);
+      });
+    };
+    CHECK_THROWS_WITH_AS(field_with([](auto&, std::vector<NodeId>& field_rows) {
+                           field_rows = {1, 1};
+                         }),
+                         doctest::Contains("the field's row 1 is 1, expected ascending rows"),
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(field_with([](auto&, std::vector<NodeId>& field_rows) {
+                           field_rows = {0, 100000};
+                         }),
+                         doctest::Contains("the field's row 1 is 100000, expected ascending rows"),
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(field_with([](auto& rows, auto&) { rows[1].pop_back(); }),
+                         doctest::Contains("bytes per layer for a part of"),
+                         maskgat::InvalidArgument);
   }
 
   TEST_CASE("distributed: parts on the wrong ranks and mini-batches are refused") {
