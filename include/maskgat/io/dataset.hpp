@@ -25,6 +25,32 @@ enum class FeatureNormalization : std::uint8_t {
   kNone,  ///< as stored
 };
 
+/// The type of `DatasetOptions::normalize_features`: a `FeatureNormalization`, converted to and
+/// from it implicitly, so that it is assigned, compared, switched on and passed as the enum is.
+/// Programs written when the option was a `bool` still compile, with a deprecation warning, for
+/// one minor version: `true` is `FeatureNormalization::kRows` and `false` is
+/// `FeatureNormalization::kNone`, as the `bool` meant (the default is `kAuto`).
+class FeatureNormalizationOption {
+ public:
+  /// The option set to `rule`.
+  /// @param rule the normalisation
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  constexpr FeatureNormalizationOption(FeatureNormalization rule) noexcept : rule_(rule) {}
+  /// The option as a `bool` set it: `true` is `kRows`, `false` is `kNone`. Deprecated.
+  /// @param rows_normalized whether feature rows are normalised to sum 1
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  [[deprecated("use FeatureNormalization::kRows / kNone")]] constexpr FeatureNormalizationOption(
+      bool rows_normalized) noexcept
+      : rule_(rows_normalized ? FeatureNormalization::kRows : FeatureNormalization::kNone) {}
+  /// The normalisation the option holds.
+  /// @return the rule
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  constexpr operator FeatureNormalization() const noexcept { return rule_; }
+
+ private:
+  FeatureNormalization rule_;
+};
+
 /// How a dataset was made from its sources. A checkpoint keeps it (`train::DataRecord`), so that
 /// a model is applied to data prepared as its training data was. The model itself adds a
 /// self-loop to every node and computes its positional encoding from the graph, so neither is
@@ -93,7 +119,8 @@ struct DatasetOptions {
   /// Fail when features are unavailable (PubMed) instead of loading without them.
   bool require_features = true;
   /// How features are normalised; the default is the `maskgat` command line's, as the GAT paper.
-  FeatureNormalization normalize_features = FeatureNormalization::kAuto;
+  /// A `FeatureNormalization` (assigning a `bool` is deprecated: `FeatureNormalizationOption`).
+  FeatureNormalizationOption normalize_features = FeatureNormalization::kAuto;
   /// Seed of random splits (LINQS, own files without a split); a synthetic graph takes graph,
   /// features and split from the `seed=` of its spec instead.
   std::uint64_t seed = 0;

@@ -107,6 +107,36 @@ TEST_SUITE("unit") {
     CHECK(data.preparation.rows_normalized);
   }
 
+  TEST_CASE("normalize_features option: a bool still sets it, true as kRows, false as kNone") {
+    // Row 0 of the small fixture's features is 1,0,0,1.
+    const auto first_row_sum = [](const maskgat::Dataset& dataset) {
+      const maskgat::InputRef<float> values = dataset.features.view();
+      return values.is_sparse() ? values.sparse().row(0).sum() : values.dense().row(0).sum();
+    };
+    maskgat::DatasetOptions options;
+    CHECK(options.normalize_features == maskgat::FeatureNormalization::kAuto);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    options.normalize_features = true;  // as programs written when the option was a bool
+    CHECK(options.normalize_features == maskgat::FeatureNormalization::kRows);
+    const maskgat::Dataset rows = maskgat::load_files(small_files(), options);
+    options.normalize_features = false;
+    CHECK(options.normalize_features == maskgat::FeatureNormalization::kNone);
+    const maskgat::Dataset stored = maskgat::load_files(small_files(), options);
+#pragma GCC diagnostic pop
+    CHECK(rows.preparation.rows_normalized);
+    CHECK(first_row_sum(rows) == 1.0F);
+    CHECK_FALSE(stored.preparation.rows_normalized);
+    CHECK(first_row_sum(stored) == 2.0F);
+
+    // The enum's spelling, unchanged: assigned, compared, read back.
+    maskgat::DatasetOptions other;
+    other.normalize_features = maskgat::FeatureNormalization::kNone;
+    CHECK(other.normalize_features == options.normalize_features);
+    const maskgat::FeatureNormalization rule = other.normalize_features;
+    CHECK(rule == maskgat::FeatureNormalization::kNone);
+  }
+
   TEST_CASE("keep_largest_component keeps one component's nodes, rows, names and split") {
     // Components {0, 1, 2} and {3, 4}: the first is kept.
     maskgat::EdgeList edges;
