@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "maskgat/core/error.hpp"
@@ -80,7 +81,11 @@ void add_model_limits(CLI::App& command, ModelLimits& limits, bool builds) {
 }
 
 void say(const RunOptions& run, const std::string& line) {
-  if (!run.quiet) std::cerr << line << '\n';
+  if (run.quiet) return;
+  // A note is said once, however many steps of a command come upon the same thing.
+  static std::set<std::string, std::less<>> said_notes;
+  if (line.starts_with("note: ") && !said_notes.insert(line).second) return;
+  std::cerr << line << '\n';
 }
 
 void say_verbose(const RunOptions& run, const std::string& line) {
@@ -254,7 +259,12 @@ Dataset load_data_for_model(DataOptions& options, const std::optional<train::Dat
   const train::DataRecord given = train::record_data(dataset);
   if (with_split && (given.nodes != trained->nodes || given.nodes_hash != trained->nodes_hash)) {
     say(run, "note: model " + model + " was trained on other nodes (" +
-                 std::to_string(trained->nodes) + "); its split is not compared with this data's");
+                 std::to_string(trained->nodes) + "); " +
+                 (trained->fitted.empty()
+                      ? "it was saved by an older version, which does not record the nodes it "
+                        "trained on, so test scores may include them"
+                      : "its training and validation nodes are matched to this data's test "
+                        "nodes by name"));
   }
   const std::vector<std::string> differences =
       train::data_differences(*trained, dataset, with_split);

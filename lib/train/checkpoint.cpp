@@ -4,8 +4,10 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
 
 #include "core/detail/binary_record.hpp"
 #include "io/detail/input_file.hpp"
@@ -22,8 +24,9 @@ constexpr std::string_view kMagic = "MGATCKPT";
 // after the training state; older files have none. Version 5 added to the record whether only the
 // largest component was kept and whether validation nodes were drawn per class (the test size
 // may then be "the rest", -1). Version 6 added the mini-batch size and fanouts after the
-// receptive-field flag; older files train in full batches.
-constexpr std::uint32_t kVersion = 6;
+// receptive-field flag; older files train in full batches. Version 7 added to the record the hashes
+// of the training and validation nodes' names; older files cannot tell which nodes those were.
+constexpr std::uint32_t kVersion = 7;
 constexpr std::uint32_t kOldestVersion = 1;
 
 using detail::fnv1a;
@@ -172,6 +175,7 @@ void write_data(Writer& out, const DataRecord& data) {
   out.scalar(data.nodes);
   out.scalar(data.nodes_hash);
   out.scalar(data.split_hash);
+  out.array(data.fitted);
 }
 
 DataRecord read_data(Reader& in, std::uint32_t version) {
@@ -200,6 +204,17 @@ DataRecord read_data(Reader& in, std::uint32_t version) {
   if (data.nodes < 0) in.fail("data record: " + std::to_string(data.nodes) + " nodes");
   data.nodes_hash = in.scalar<std::uint64_t>();
   data.split_hash = in.scalar<std::uint64_t>();
+  if (version >= 7) {
+    data.fitted = in.array<std::uint64_t>();
+    if (std::adjacent_find(data.fitted.begin(), data.fitted.end(),
+                           std::greater_equal<>()) != data.fitted.end()) {
+      in.fail("data record: the fitted nodes' hashes are not strictly ascending");
+    }
+    if (std::cmp_greater(data.fitted.size(), data.nodes)) {
+      in.fail("data record: " + std::to_string(data.fitted.size()) + " fitted nodes of " +
+              std::to_string(data.nodes));
+    }
+  }
   return data;
 }
 
@@ -427,7 +442,33 @@ DataRecord record_data(const Dataset& dataset) {
   const DatasetFingerprint fingerprints = fingerprint(dataset);
   record.nodes_hash = fingerprints.nodes;
   record.split_hash = fingerprints.split;
+  record.fitted = fitted_nodes(dataset);
   return record;
+}
+
+std::vector<std::uint64_t> fitted_nodes(const Dataset& dataset) {
+  std::vector<std::uint64_t> hashes;
+  for (std::size_t i = 0; i < dataset.split.size(); ++i) {
+    if (dataset.split[i] == SplitPart::kTrain || dataset.split[i] == SplitPart::kVal) {
+      hashes.push_back(fnv1a(dataset.node_names[i]));
+    }
+  }
+  std::sort(hashes.begin(), hashes.end());
+  // Names are unique, so equal hashes are a collision, which may only make a check stricter.
+  hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+  return hashes;
+}
+
+std::vector<NodeId> fitted_test_nodes(const DataRecord& trained, const Dataset& dataset) {
+  std::vector<NodeId> nodes;
+  if (trained.fitted.empty()) return nodes;
+  for (const NodeId node : dataset.nodes_in(SplitPart::kTest)) {
+    if (std::binary_search(trained.fitted.begin(), trained.fitted.end(),
+                           fnv1a(dataset.node_names[static_cast<std::size_t>(node)]))) {
+      nodes.push_back(node);
+    }
+  }
+  return nodes;
 }
 
 namespace {
@@ -473,13 +514,24 @@ std::vector<std::string> data_differences(const DataRecord& trained, const Datas
     differences.push_back("its features were " + features(before.rows_normalized) +
                           ", this data's are " + features(now.rows_normalized));
   }
+  if (!with_split) return differences;
   const bool same_nodes = trained.nodes == given.nodes && trained.nodes_hash == given.nodes_hash;
-  if (with_split && same_nodes && trained.split_hash != given.split_hash) {
+  if (same_nodes && trained.split_hash != given.split_hash) {
     const std::string was = describe_split(before);
     const std::string is = describe_split(now);
     differences.push_back("it was trained on " + was + ", this data has " +
                           (was == is ? "another one" : is) +
                           ", so nodes it trained on could be scored as validation or test nodes");
+  } else if (!same_nodes) {
+    const std::vector<NodeId> fitted = fitted_test_nodes(trained, dataset);
+    if (!fitted.empty()) {
+      differences.push_back(
+          std::to_string(fitted.size()) + " of this data's " +
+          std::to_string(dataset.nodes_in(SplitPart::kTest).size()) +
+          " test nodes (the first: " + dataset.node_names[static_cast<std::size_t>(fitted[0])] +
+          ") are nodes it trained or was validated on, so its test scores would not be test "
+          "scores");
+    }
   }
   return differences;
 }

@@ -150,6 +150,23 @@ struct TrainingField {
   nn::Model model;
 };
 
+// `fitted_nodes` of the whole graph whose part `data` is: every part's own, gathered. Collective.
+std::vector<std::uint64_t> every_part_fitted(Communicator& comm, const Dataset& data) {
+  std::vector<std::uint64_t> mine = fitted_nodes(data);  // a part's halo nodes are in no split
+  const auto count = static_cast<std::int64_t>(mine.size());
+  const std::vector<std::int64_t> counts = all_gather<std::int64_t>(comm, std::span(&count, 1));
+  mine.resize(static_cast<std::size_t>(*std::max_element(counts.begin(), counts.end())));
+  const std::vector<std::uint64_t> all = all_gather<std::uint64_t>(comm, mine);
+  std::vector<std::uint64_t> fitted;
+  for (std::size_t q = 0; q < counts.size(); ++q) {
+    const auto first = all.begin() + static_cast<std::ptrdiff_t>(q * mine.size());
+    fitted.insert(fitted.end(), first, first + counts[q]);
+  }
+  std::sort(fitted.begin(), fitted.end());
+  fitted.erase(std::unique(fitted.begin(), fitted.end()), fitted.end());
+  return fitted;
+}
+
 }  // namespace
 
 void check_model_size(const TrainOptions& options, const Dataset& dataset) {
@@ -243,6 +260,7 @@ struct Trainer::Impl {
             "the whole graph for them");
       }
       model.set_halo(halo.get());
+      fitted = every_part_fitted(*comm, data);
       // Each layer forms the part's own rows (the halo's are their owners' to form); with
       // `receptive_field`, only those the training (validation) nodes of every part need,
       // bitwise as at all of them (a part takes the whole graph's steps, never a field's).
@@ -598,6 +616,9 @@ struct Trainer::Impl {
   std::vector<NodeId> train_nodes;
   std::vector<NodeId> val_nodes;
   std::vector<NodeId> test_nodes;
+  // On a partition: the whole graph's `fitted_nodes`, for its checkpoints (collected when the
+  // trainer is built, as every part does, so that a checkpoint needs no collective call).
+  std::vector<std::uint64_t> fitted;
   // The training, validation and test nodes, over every part on a partition.
   std::int64_t train_count = 0;
   std::int64_t val_count = 0;
@@ -793,8 +814,8 @@ Checkpoint Trainer::checkpoint() const {
   if (s.halo) {
     // The whole graph's record, as a run on it saves: the same on any number of parts.
     const GraphPart& part = s.halo->part();
-    checkpoint.data =
-        DataRecord{s.dataset->preparation, part.global_nodes, part.whole.nodes, part.whole.split};
+    checkpoint.data = DataRecord{s.dataset->preparation, part.global_nodes, part.whole.nodes,
+                                 part.whole.split, s.fitted};
   } else {
     checkpoint.data = record_data(*s.dataset);
   }

@@ -42,24 +42,46 @@ struct ParameterShape {
   std::int64_t cols = 0;  ///< the tensor's columns
 };
 
-/// The data a model was trained on: how it was prepared, and fingerprints of its nodes and its
-/// split, so that the model is applied to data prepared the same way and its split is kept.
+/// The data a model was trained on: how it was prepared, fingerprints of its nodes and its
+/// split, and which nodes it was fitted to, so that the model is applied to data prepared the same
+/// way and never scored on a node it trained or was validated on.
 struct DataRecord {
   DataPreparation preparation;   ///< direction, normalisation, where the split came from
   std::int64_t nodes = 0;        ///< N
   std::uint64_t nodes_hash = 0;  ///< FNV-1a 64 of the node names and labels, in node order
   std::uint64_t split_hash = 0;  ///< FNV-1a 64 of every node's split part, in node order
+  /// FNV-1a 64 of the name of every training and validation node, ascending (`fitted_nodes`);
+  /// empty in files before format 7, which cannot tell them
+  std::vector<std::uint64_t> fitted;
 };
 
-/// The record of `dataset` (O(N) over its node names and split).
+/// The record of `dataset` (O(N) over its node names and split, O(F log F) for its F training and
+/// validation nodes).
 /// @param dataset any dataset
-/// @return its preparation and fingerprints
+/// @return its preparation, fingerprints and fitted nodes
 [[nodiscard]] MASKGAT_EXPORT DataRecord record_data(const Dataset& dataset);
 
+/// The FNV-1a 64 hashes of the names of `dataset`'s training and validation nodes, ascending:
+/// what `DataRecord::fitted` holds. Names, not node ids, identify a node, so the same node is
+/// recognised in data with other nodes added, removed or reordered. O(F log F).
+/// @param dataset any dataset
+/// @return one hash per training or validation node, ascending
+[[nodiscard]] MASKGAT_EXPORT std::vector<std::uint64_t> fitted_nodes(const Dataset& dataset);
+
+/// The test nodes of `dataset` whose names are among the nodes a model trained or was validated
+/// on (by `DataRecord::fitted`): the nodes on which its test scores would not be test scores.
+/// O(T log F) for T test nodes.
+/// @param trained the model's record; empty `fitted` (an older file) finds none
+/// @param dataset the data it is to be scored on
+/// @return the nodes, ascending
+[[nodiscard]] MASKGAT_EXPORT std::vector<NodeId> fitted_test_nodes(const DataRecord& trained,
+                                                                   const Dataset& dataset);
+
 /// How `dataset` differs from the data a model was trained on, one phrase per difference (empty:
-/// none). Its direction and feature normalisation are compared always; its split only when it has
-/// the same nodes (a model may be applied to other graphs, but on its own graph a split other than
-/// its own would score training nodes as test nodes).
+/// none). Its direction and feature normalisation are compared always. With `with_split`, on the
+/// same nodes a split other than the model's is a difference; on any nodes, a test node that the
+/// model trained or was validated on (`fitted_test_nodes`, by name) is one too, whatever else
+/// changed (a model may be scored on other graphs, never on nodes it was fitted to).
 /// @param trained    the model's record (`Checkpoint::data`)
 /// @param dataset    the data it is to be applied to
 /// @param with_split compare the splits too (evaluation, resuming) or not (prediction)

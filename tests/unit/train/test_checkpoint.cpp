@@ -54,13 +54,23 @@ constexpr std::size_t kBatchBytes = 2 * 8;
 // seed and sizes, the node count and two hashes (version 4: three flags).
 constexpr std::size_t kDataRecordBytes = 1 + 5 + 8 + 3 * 8 + 3 * 8;
 
-// The payload of `trainer`'s checkpoint, saved to `dir` as a file would hold it.
+// Format version 7 ends the record with the fitted nodes' hashes: their count, then 8 bytes each.
+// The payload of a version 7 file `bytes` as version 6 holds it: without them.
+std::string version6_payload(const std::string& bytes, std::size_t fitted) {
+  REQUIRE(bytes[8] == 7);
+  const std::size_t payload = bytes.size() - maskgat::test::kCheckpointHeader - 8;
+  std::uint64_t count = 0;
+  std::memcpy(&count, bytes.data() + maskgat::test::kCheckpointHeader + payload - 8 - 8 * fitted,
+              sizeof(count));
+  REQUIRE(count == fitted);
+  return bytes.substr(maskgat::test::kCheckpointHeader, payload - 8 - 8 * fitted);
+}
+
+// The payload of `trainer`'s checkpoint, saved to `dir`, in the layout of format version 6.
 std::string saved_payload(const train::Trainer& trainer, const std::filesystem::path& dir) {
-  train::save_checkpoint(dir / "saved.ckpt", trainer.checkpoint(), true);
-  const std::string bytes = read_bytes(dir / "saved.ckpt");
-  REQUIRE(bytes[8] == 6);
-  return bytes.substr(maskgat::test::kCheckpointHeader,
-                      bytes.size() - maskgat::test::kCheckpointHeader - 8);
+  const train::Checkpoint checkpoint = trainer.checkpoint();
+  train::save_checkpoint(dir / "saved.ckpt", checkpoint, true);
+  return version6_payload(read_bytes(dir / "saved.ckpt"), checkpoint.data->fitted.size());
 }
 
 // The checkpoint of a 3-epoch run on the 12-feature synthetic graph.
@@ -152,7 +162,7 @@ TEST_SUITE("unit") {
     CHECK(loaded.values == values);
   }
 
-  TEST_CASE("a checkpoint records its data, version 4 and 3 files load, bad records fail") {
+  TEST_CASE("a checkpoint records its data, version 6, 4 and 3 files load, bad records fail") {
     const auto dir = maskgat::test::scratch_dir("checkpoint_data_record");
     const maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 12, 3, 8);
     train::Trainer trainer(data, options_with(3));
@@ -167,11 +177,32 @@ TEST_SUITE("unit") {
     CHECK(loaded.data->preparation.random_split);
     CHECK(loaded.data->preparation.split_sizes.val == data.preparation.split_sizes.val);
     CHECK(train::data_differences(*loaded.data, data, true).empty());
+    CHECK(loaded.data->fitted == expected.fitted);
+    CHECK(expected.fitted.size() ==
+          data.nodes_in(maskgat::SplitPart::kTrain).size() +
+              data.nodes_in(maskgat::SplitPart::kVal).size());
+    REQUIRE(expected.fitted.size() >= 2);
+    std::string unsorted = read_bytes(dir / "v5.ckpt");
+    const std::size_t last = unsorted.size() - 8 - 8;  // the last hash, before the checksum
+    std::swap_ranges(unsorted.begin() + static_cast<std::ptrdiff_t>(last - 8),
+                     unsorted.begin() + static_cast<std::ptrdiff_t>(last),
+                     unsorted.begin() + static_cast<std::ptrdiff_t>(last));
+    write_bytes(dir / "unsorted.ckpt",
+                maskgat::test::frame_checkpoint(
+                    unsorted.substr(maskgat::test::kCheckpointHeader,
+                                    unsorted.size() - maskgat::test::kCheckpointHeader - 8),
+                    7));
+    CHECK_THROWS_WITH_AS(train::load_checkpoint(dir / "unsorted.ckpt"),
+                         doctest::Contains("the fitted nodes' hashes are not strictly ascending"),
+                         maskgat::ParseError);
 
     CHECK_FALSE(loaded.data->preparation.largest_component);
-    std::string payload = read_bytes(dir / "v5.ckpt");
-    payload = payload.substr(maskgat::test::kCheckpointHeader,
-                             payload.size() - maskgat::test::kCheckpointHeader - 8);
+    std::string payload = version6_payload(read_bytes(dir / "v5.ckpt"), expected.fitted.size());
+    write_bytes(dir / "v6.ckpt", maskgat::test::frame_checkpoint(payload, 6));
+    const train::Checkpoint v6 = train::load_checkpoint(dir / "v6.ckpt");
+    REQUIRE(v6.data);
+    CHECK(v6.data->fitted.empty());  // cannot tell its training nodes
+    CHECK(v6.data->split_hash == expected.split_hash);
     // Version 4: the options without the mini-batch fields, the record without the
     // largest-component and per-class flags.
     std::string v4 = payload;
@@ -238,12 +269,57 @@ TEST_SUITE("unit") {
     CHECK(differences[2].starts_with("it was trained on a random split with seed "));
     CHECK(differences[2].find("this data has a random split with seed 99") != std::string::npos);
     CHECK(train::data_differences(trained, changed, false).size() == 2);  // prediction
-    changed.node_names.back() += "x";  // other nodes: their split is not the model's to keep
-    CHECK(train::data_differences(trained, changed, true).size() == 2);
+    changed.node_names.back() += "x";  // other nodes: their split is compared node by node
+    const auto other_nodes = train::data_differences(trained, changed, true);
+    REQUIRE(other_nodes.size() == 3);
+    CHECK(other_nodes[2].find("are nodes it trained or was validated on") != std::string::npos);
     changed.node_names = data.node_names;
     REQUIRE(train::data_differences(trained, changed, true).size() == 3);
-    changed.labels[0] = (changed.labels[0] + 1) % 3;  // the same names, labelled otherwise
-    CHECK(train::data_differences(trained, changed, true).size() == 2);
+    changed.labels[0] = (changed.labels[0] + 1) % 3;  // the same names, labelled otherwise:
+    const auto relabelled = train::data_differences(trained, changed, true);  // other nodes,
+    REQUIRE(relabelled.size() == 3);  // whose test nodes it trained on are still known by name
+    CHECK(relabelled[2].find("are nodes it trained or was validated on") != std::string::npos);
+  }
+
+  TEST_CASE("a model is never scored on a node it trained or was validated on, known by name") {
+    const maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 12, 3, 8);
+    const train::DataRecord trained = train::record_data(data);
+    REQUIRE(std::is_sorted(trained.fitted.begin(), trained.fitted.end()));
+    // One label fewer makes other nodes by the fingerprints; a split drawn on them anew puts
+    // some of the model's training and validation nodes among its test nodes.
+    maskgat::Dataset changed = data;
+    changed.labels[0] = -1;
+    maskgat::draw_split(changed, data.preparation.split_sizes, 7);
+    const std::vector<maskgat::NodeId> fitted = train::fitted_test_nodes(trained, changed);
+    REQUIRE_FALSE(fitted.empty());
+    std::size_t expected = 0;
+    for (std::size_t i = 0; i < data.split.size(); ++i) {
+      expected += changed.split[i] == maskgat::SplitPart::kTest &&
+                  data.split[i] != maskgat::SplitPart::kTest &&
+                  data.split[i] != maskgat::SplitPart::kNone;
+    }
+    CHECK(fitted.size() == expected);
+    for (const maskgat::NodeId node : fitted) {
+      CHECK(changed.split[static_cast<std::size_t>(node)] == maskgat::SplitPart::kTest);
+    }
+    const auto differences = train::data_differences(trained, changed, true);
+    REQUIRE(differences.size() == 1);
+    CHECK(differences[0].starts_with(std::to_string(fitted.size()) + " of this data's "));
+    CHECK(differences[0].find("(the first: " +
+                              changed.node_names[static_cast<std::size_t>(fitted[0])] +
+                              ") are nodes it trained or was validated on") != std::string::npos);
+    CHECK(train::data_differences(trained, changed, false).empty());  // prediction scores none
+    // The nodes in another order are the same nodes.
+    maskgat::Dataset reversed = changed;
+    std::reverse(reversed.node_names.begin(), reversed.node_names.end());
+    std::reverse(reversed.split.begin(), reversed.split.end());
+    CHECK(train::fitted_test_nodes(trained, reversed).size() == fitted.size());
+    // Renamed, they are other nodes; and a record from before format 7 cannot tell.
+    for (std::string& name : changed.node_names) name += "'";
+    CHECK(train::data_differences(trained, changed, true).empty());
+    train::DataRecord older = trained;
+    older.fitted.clear();
+    CHECK(train::fitted_test_nodes(older, reversed).empty());
   }
 
   TEST_CASE("a version 2 checkpoint trains on the whole graph, and a bad receptive-field flag fails") {
@@ -315,12 +391,12 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(train::load_checkpoint(bad),
                          doctest::Contains("checksum mismatch: the file is corrupt"),
                          maskgat::ParseError);
-    for (const int version : {0, 7}) {
+    for (const int version : {0, 8}) {
       std::string versioned = bytes;
       versioned[8] = static_cast<char>(version);
       write_bytes(bad, versioned);
       const std::string expected =
-          "format version " + std::to_string(version) + ", this build reads versions 1 to 6";
+          "format version " + std::to_string(version) + ", this build reads versions 1 to 7";
       CHECK_THROWS_WITH_AS(train::load_checkpoint(bad), doctest::Contains(expected.c_str()),
                            maskgat::ParseError);
     }

@@ -177,6 +177,8 @@ TEST_SUITE("unit") {
     CHECK(three.checkpoint.data->nodes == whole.nodes);
     CHECK(three.checkpoint.data->nodes_hash == whole.nodes_hash);
     CHECK(three.checkpoint.data->split_hash == whole.split_hash);
+    CHECK(three.checkpoint.data->fitted == whole.fitted);  // every part's, gathered
+    REQUIRE_FALSE(whole.fitted.empty());
     CHECK_FALSE(three.checkpoint.options.receptive_field);
 
     train::TrainOptions longer = options;
