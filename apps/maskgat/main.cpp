@@ -99,6 +99,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("maskgat ") + maskgat::kVersion);
   app.footer("Exit codes: 0 success, 1 bad data or I/O, 2 bad usage.");
+  // Every error line starts with `error:`, CLI11's own (a value out of range, say) too.
+  app.failure_message([](const CLI::App* failed, const CLI::Error& error) {
+    return "error: " + CLI::FailureMessage::simple(failed, error);
+  });
   maskgat::app::InfoOptions info;
   maskgat::app::add_info_command(app, info);
   maskgat::app::TrainCommandOptions train;

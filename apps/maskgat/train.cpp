@@ -4,6 +4,7 @@
 #include <tbb/global_control.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -11,7 +12,9 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "maskgat/core/error.hpp"
@@ -109,6 +112,93 @@ class Progress {
   double best_ = 0.0;
 };
 
+// How the graph was read: its edges as given or both ways, and how many nodes receive no message
+// (no in-edge but their self-loop). Read as given, an undirected graph's edge list leaves many
+// nodes without one and costs accuracy, so every result line and metrics file says it. On a part,
+// of its own nodes.
+struct GraphReading {
+  bool undirected = false;
+  std::int64_t nodes = 0;
+  std::int64_t without_messages = 0;
+
+  // `; edges read ..., K of N nodes receive no message`, for the result line.
+  [[nodiscard]] std::string phrase() const {
+    return std::string("; edges read ") +
+           (undirected ? "both ways (undirected)" : "as given (directed)") + ", " +
+           std::to_string(without_messages) + " of " + std::to_string(nodes) +
+           " nodes receive no message" +
+           (!undirected && without_messages > 0 ? " (--undirected reads every edge both ways)"
+                                                : "");
+  }
+  [[nodiscard]] nlohmann::ordered_json json() const {
+    return {{"undirected", undirected},
+            {"nodes", nodes},
+            {"nodes_without_messages", without_messages}};
+  }
+};
+
+GraphReading graph_reading(const Dataset& data, const GraphPart* part = nullptr) {
+  GraphReading reading{data.preparation.undirected};
+  for (NodeId node = 0; node < data.graph.num_nodes(); ++node) {
+    if (part != nullptr && !part->is_own(node)) continue;
+    const auto sources = data.graph.in_neighbors(node);
+    ++reading.nodes;
+    if (std::all_of(sources.begin(), sources.end(), [node](NodeId j) { return j == node; })) {
+      ++reading.without_messages;
+    }
+  }
+  return reading;
+}
+
+// One run's entry in the metrics JSON; a metric over no nodes is null.
+nlohmann::ordered_json run_json(std::uint64_t seed, const nlohmann::ordered_json& split_seed,
+                                const train::FitResult& result) {
+  const auto metric = [](std::int64_t nodes, double value) {
+    return nodes > 0 ? nlohmann::ordered_json(value) : nlohmann::ordered_json(nullptr);
+  };
+  return {{"seed", seed},
+          {"split_seed", split_seed},
+          {"epochs", result.epochs},
+          {"best_epoch", result.best_epoch},
+          {"val_acc", metric(result.val_nodes, result.val_accuracy)},
+          {"test_acc", metric(result.test_nodes, result.test_accuracy)},
+          {"ms_per_epoch", result.ms_per_epoch}};
+}
+
+// The metrics JSON of `train`, the same on one process and on parts (which add `parts` and
+// `ranks`): docs/cli.md lists its fields. `accuracy` is the test accuracy's mean and standard
+// deviation over the runs, unset without test nodes.
+nlohmann::ordered_json train_json(const std::string& dataset, const train::TrainOptions& last,
+                                  const GraphReading& graph, nlohmann::ordered_json runs,
+                                  const std::optional<std::pair<double, double>>& accuracy) {
+  const auto or_null = [](const std::optional<double>& value) {
+    return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+  };
+  return {{"command", "train"},
+          {"dataset", dataset},
+          {"attention", nn::attention_kind_name(last.model.attention)},
+          {"positional_encoding", transforms::positional_encoding_name(last.positional)},
+          {"hyperparameters",
+           {{"layers", last.model.layers},
+            {"heads", last.model.heads},
+            {"hidden", last.model.hidden},
+            {"output_heads", last.model.output_heads},
+            {"dropout", last.model.dropout},
+            {"attention_dropout", last.model.attention_dropout},
+            {"lr", last.optimizer.learning_rate},
+            {"weight_decay", last.optimizer.weight_decay},
+            {"epochs", last.epochs},
+            {"patience", last.patience},
+            {"receptive_field", last.receptive_field},
+            {"batch_size", last.batch_size > 0 ? nlohmann::ordered_json(last.batch_size)
+                                               : nlohmann::ordered_json(nullptr)},
+            {"fanouts", last.fanouts}}},
+          {"runs", std::move(runs)},
+          {"test_acc_mean", or_null(accuracy ? std::optional(accuracy->first) : std::nullopt)},
+          {"test_acc_std", or_null(accuracy ? std::optional(accuracy->second) : std::nullopt)},
+          {"graph", graph.json()}};
+}
+
 // The options --resume takes from the checkpoint and would contradict.
 void check_resume_options(const TrainCommandOptions& options) {
   const bool recipe_given = options.recipe || options.attention || options.positional ||
@@ -183,6 +273,11 @@ int run_train_on_partitions(const TrainCommandOptions& options) {
         static_cast<double>(comm->bytes_sent() - bytes_before) / epochs_trained,
         (comm->seconds_communicating() - communicating_before) / seconds};
     const std::vector<double> ranks = all_gather<double>(*comm, mine);
+    GraphReading graph = graph_reading(part.data, &part);
+    std::array<std::int64_t, 2> counts = {graph.nodes, graph.without_messages};
+    sum_in_rank_order<std::int64_t>(*comm, counts);
+    graph.nodes = counts[0];
+    graph.without_messages = counts[1];
     if (rank != 0) return 0;
     if (options.save) {
       train::save_checkpoint(*options.save, trainer.checkpoint(), output.force);
@@ -190,19 +285,15 @@ int run_train_on_partitions(const TrainCommandOptions& options) {
     }
     const std::string name =
         part.data.name + " " + nn::attention_kind_name(train_options.model.attention);
-    nlohmann::ordered_json out = {
-        {"command", "train"},
-        {"dataset", part.data.name},
-        {"attention", nn::attention_kind_name(train_options.model.attention)},
-        {"parts", part.parts},
-        {"seed", train_options.seed},
-        {"epochs", result.epochs},
-        {"best_epoch", result.best_epoch},
-        {"val_acc", result.val_nodes > 0 ? nlohmann::ordered_json(result.val_accuracy)
-                                         : nlohmann::ordered_json(nullptr)},
-        {"test_acc", result.test_nodes > 0 ? nlohmann::ordered_json(result.test_accuracy)
-                                           : nlohmann::ordered_json(nullptr)},
-        {"ms_per_epoch", result.ms_per_epoch}};
+    const nlohmann::ordered_json split_seed =
+        part.data.preparation.random_split
+            ? nlohmann::ordered_json(part.data.preparation.split_seed)
+            : nlohmann::ordered_json(nullptr);
+    nlohmann::ordered_json out = train_json(
+        part.data.name, train_options, graph,
+        nlohmann::ordered_json::array({run_json(train_options.seed, split_seed, result)}),
+        result.test_nodes > 0 ? std::optional(std::pair(result.test_accuracy, 0.0)) : std::nullopt);
+    out["parts"] = part.parts;
     nlohmann::ordered_json per_rank = nlohmann::ordered_json::array();
     for (std::size_t r = 0; r * 3 < ranks.size(); ++r) {
       per_rank.push_back({{"rank", r},
@@ -214,13 +305,15 @@ int run_train_on_partitions(const TrainCommandOptions& options) {
     const std::string json = json_text(out, output);
     if (output.json) {
       std::cout << json << '\n';
-    } else if (!output.quiet) {
+    } else {
       std::cout << name << " on " << part.parts << (part.parts == 1 ? " part" : " parts")
                 << ": test accuracy "
                 << (result.test_nodes > 0 ? fixed(100.0 * result.test_accuracy, 2) + " %"
                                           : std::string("none (no test nodes)"))
                 << ", " << result.epochs << " epochs, best epoch " << result.best_epoch << ", "
-                << fixed(result.ms_per_epoch, 2) << " ms per epoch\n";
+                << fixed(result.ms_per_epoch, 2) << " ms per epoch" << graph.phrase() << '\n';
+    }
+    if (!output.json && !output.quiet) {
       for (std::size_t r = 0; r * 3 < ranks.size(); ++r) {
         std::cout << "rank " << r << ": peak RSS " << fixed(ranks[3 * r] / 1e6, 0) << " MB, "
                   << fixed(ranks[3 * r + 1] / 1e6, 3) << " MB sent per epoch, "
@@ -384,7 +477,7 @@ int run_train(TrainCommandOptions& options) {
       resumed ? load_data_for_model(options.data, resumed->data, /*with_split=*/true,
                                     options.resume->string(), /*offers_as_given=*/false, output)
               : load_model_data(options.data, output);
-  if (options.split_out) write_split_out(*options.split_out, dataset, output);
+  const GraphReading graph = graph_reading(dataset);
 
   std::vector<train::FitResult> results;
   std::vector<std::uint64_t> seeds;
@@ -418,6 +511,8 @@ int run_train(TrainCommandOptions& options) {
         throw Error(error.what());  // data the model cannot train on is a data error
       }
     }();
+    // Written once the first run's model is built on it: every argument has been checked.
+    if (run == 0 && options.split_out) write_split_out(*options.split_out, dataset, output);
     Progress progress(output, run, options.runs, train_options);
     curves.clear();
     const train::FitResult result = trainer.fit([&](const train::EpochStats& stats) {
@@ -472,45 +567,16 @@ int run_train(TrainCommandOptions& options) {
               << " over " << results.size() << (results.size() == 1 ? " run" : " runs") << ", "
               << fixed(epochs, results.size() == 1 ? 0 : 1) << " epochs"
               << (results.size() == 1 ? "" : " on average") << ", " << fixed(ms, 2)
-              << " ms per epoch\n";
+              << " ms per epoch" << graph.phrase() << '\n';
   }
 
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   for (std::size_t k = 0; k < results.size(); ++k) {
-    runs.push_back(
-        {{"seed", seeds[k]},
-         {"split_seed", split_seeds[k]},
-         {"epochs", results[k].epochs},
-         {"best_epoch", results[k].best_epoch},
-         {"val_acc", results[k].val_nodes > 0 ? nlohmann::ordered_json(results[k].val_accuracy)
-                                              : nlohmann::ordered_json(nullptr)},
-         {"test_acc", tested ? nlohmann::ordered_json(results[k].test_accuracy)
-                             : nlohmann::ordered_json(nullptr)},
-         {"ms_per_epoch", results[k].ms_per_epoch}});
+    runs.push_back(run_json(seeds[k], split_seeds[k], results[k]));
   }
-  const nlohmann::ordered_json out = {
-      {"command", "train"},
-      {"dataset", dataset.name},
-      {"attention", nn::attention_kind_name(last.model.attention)},
-      {"positional_encoding", transforms::positional_encoding_name(last.positional)},
-      {"hyperparameters",
-       {{"layers", last.model.layers},
-        {"heads", last.model.heads},
-        {"hidden", last.model.hidden},
-        {"output_heads", last.model.output_heads},
-        {"dropout", last.model.dropout},
-        {"attention_dropout", last.model.attention_dropout},
-        {"lr", last.optimizer.learning_rate},
-        {"weight_decay", last.optimizer.weight_decay},
-        {"epochs", last.epochs},
-        {"patience", last.patience},
-        {"receptive_field", last.receptive_field},
-        {"batch_size", last.batch_size > 0 ? nlohmann::ordered_json(last.batch_size)
-                                           : nlohmann::ordered_json(nullptr)},
-        {"fanouts", last.fanouts}}},
-      {"runs", runs},
-      {"test_acc_mean", tested ? nlohmann::ordered_json(mean) : nlohmann::ordered_json(nullptr)},
-      {"test_acc_std", tested ? nlohmann::ordered_json(std_dev) : nlohmann::ordered_json(nullptr)}};
+  const nlohmann::ordered_json out =
+      train_json(dataset.name, last, graph, std::move(runs),
+                 tested ? std::optional(std::pair(mean, std_dev)) : std::nullopt);
   const std::string json = json_text(out, output);
   if (output.json) std::cout << json << '\n';
   if (options.metrics_json) {

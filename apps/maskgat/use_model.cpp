@@ -415,13 +415,13 @@ int run_evaluate(EvaluateOptions& options) {
   const auto threads = limit_threads(run);
   Applied applied(options.model, options.data, options.limits, options.batch_size, run, true);
   const Dataset& dataset = applied.dataset;
-  if (options.split_out) write_split_out(*options.split_out, dataset, run);
   if (dataset.class_names != applied.predictor.checkpoint().class_names) {
     throw Error("model " + options.model.string() + " was trained on " +
                 std::to_string(applied.predictor.checkpoint().class_names.size()) +
                 " classes that differ from the data's " +
                 std::to_string(dataset.class_names.size()));
   }
+  if (options.split_out) write_split_out(*options.split_out, dataset, run);
   const auto labels = std::span<const std::int32_t>(dataset.labels);
   const RowMatrix<float>& logits = applied.predictor.logits();
   const std::vector<std::int32_t> predicted = train::predict_classes(logits);
@@ -459,10 +459,14 @@ int run_predict(PredictOptions& options) {
   // The scored nodes: every node, or those of --nodes alone, on their receptive field.
   std::vector<NodeId> chosen;
   RowMatrix<float> chosen_logits;
-  if (!options.nodes.empty()) {
-    chosen = node_ids("--nodes", options.nodes, node_names);
-    chosen_logits = applied.predictor.logits(chosen);
-  }
+  if (!options.nodes.empty()) chosen = node_ids("--nodes", options.nodes, node_names);
+  // Every argument is checked before anything is written.
+  const std::optional<NodeId> plotted =
+      attention_plot ? std::optional(
+                           node_ids("--plot-attention", {options.plot_attention[0]}, node_names)
+                               .front())
+                     : std::nullopt;
+  if (!chosen.empty()) chosen_logits = applied.predictor.logits(chosen);
   const RowMatrix<float>& logits = chosen.empty() ? applied.predictor.logits() : chosen_logits;
   const auto node_of = [&](std::int64_t row) {
     return chosen.empty() ? static_cast<std::size_t>(row)
@@ -493,7 +497,7 @@ int run_predict(PredictOptions& options) {
   }
   if (attention_plot) {
     const std::string& node = options.plot_attention[0];
-    const NodeId id = node_ids("--plot-attention", {node}, node_names).front();
+    const NodeId id = *plotted;
     const nn::AttentionWeights<float>& first = weights.front();
     std::vector<std::string> neighbours;
     std::vector<double> alpha;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/detail/binary_record.hpp"
+#include "io/detail/input_file.hpp"
 #include "io/detail/normalization.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/bgl.hpp"
@@ -288,6 +289,17 @@ Dataset load_files(const FileSources& files, const DatasetOptions& options) {
                         : NodeIndex::named(options.read.limits.max_nodes);
   Dataset dataset;
   dataset.name = files.graph.filename().string();
+  // Every file is checked before any is parsed: a missing labels file is reported at once, not
+  // after a large features file has been read.
+  const std::string_view graph_reader = graph_format(files) == GraphFormat::kGraphMl ? "graphml"
+                                        : graph_format(files) == GraphFormat::kDot  ? "dot"
+                                                                                    : "edge_list";
+  for (const auto& [path, reader] :
+       {std::pair{&files.graph, graph_reader}, std::pair{&files.features, std::string_view("features")},
+        std::pair{&files.labels, std::string_view("labels")},
+        std::pair{&files.split, std::string_view("split")}}) {
+    if (!path->empty()) detail::require_readable(*path, reader);
+  }
   if (!files.features.empty()) {
     FeatureTable table = read_features(files.features, nodes, options.read);
     dataset.features = std::move(table.matrix);

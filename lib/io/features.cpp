@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,21 @@ FeatureMatrix to_matrix(const std::vector<float>& values, std::int64_t rows, std
   DenseFeatures dense(rows, cols);
   std::copy(values.begin(), values.end(), dense.data());
   return FeatureMatrix(std::move(dense));
+}
+
+// `value / sum` as a float, the row's sum taken in double. Only entries of both signs that nearly
+// cancel can make the quotient leave float's range, which is refused (a float cast out of range
+// would be undefined).
+float divided(float value, double sum, std::int64_t row) {
+  const double quotient = static_cast<double>(value) / sum;
+  if (!(std::abs(quotient) <= static_cast<double>(std::numeric_limits<float>::max()))) {
+    std::ostringstream message;
+    message << "normalize_rows: row " << row << " sums to " << sum << ": its entry " << value
+            << " divided by that is " << quotient
+            << ", outside float's range; keep these features as stored (no normalisation)";
+    throw InvalidArgument(message.str());
+  }
+  return static_cast<float>(quotient);
 }
 
 }  // namespace
@@ -97,20 +114,26 @@ void FeatureMatrix::normalize_rows() {
   if (is_sparse()) {
     auto& m = std::get<SparseFeatures>(values_);
     for (Eigen::Index r = 0; r < m.outerSize(); ++r) {
-      float sum = 0.0F;
+      double sum = 0.0;
       for (SparseFeatures::InnerIterator it(m, r); it; ++it) sum += it.value();
-      if (sum == 0.0F) continue;
-      for (SparseFeatures::InnerIterator it(m, r); it; ++it) it.valueRef() /= sum;
+      if (sum == 0.0) continue;
+      for (SparseFeatures::InnerIterator it(m, r); it; ++it) {
+        it.valueRef() = divided(it.value(), sum, r);
+      }
     }
     return;
   }
   detail::normalize_dense_rows(std::get<DenseFeatures>(values_));
 }
 
-void detail::normalize_dense_rows(DenseFeatures& rows) {
+void detail::normalize_dense_rows(DenseFeatures& rows, std::int64_t first_row) {
   for (Eigen::Index r = 0; r < rows.rows(); ++r) {
-    const float sum = rows.row(r).sum();
-    if (sum != 0.0F) rows.row(r) /= sum;
+    double sum = 0.0;
+    for (Eigen::Index c = 0; c < rows.cols(); ++c) sum += rows(r, c);
+    if (sum == 0.0) continue;
+    for (Eigen::Index c = 0; c < rows.cols(); ++c) {
+      rows(r, c) = divided(rows(r, c), sum, first_row + r);
+    }
   }
 }
 

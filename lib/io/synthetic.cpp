@@ -598,7 +598,7 @@ EdgeId write_synthetic_store(const SyntheticOptions& options, const DatasetOptio
       rows.resize(static_cast<Eigen::Index>(last - first), options.features);
       fill_features(options, structure, means, first, last, rows.data());
       negative = negative || (rows.array() < 0.0F).any();
-      if (normalize) detail::normalize_dense_rows(rows);
+      if (normalize) detail::normalize_dense_rows(rows, static_cast<std::int64_t>(first));
       features_out.append<float>(std::span<const float>(rows.data(), rows.size()));
     }
     return std::make_pair(features_out.finish(), negative);

@@ -84,7 +84,11 @@ class MASKGAT_EXPORT FeatureMatrix {
   [[nodiscard]] InputRef<float> view() const noexcept;
 
   /// Divides every row by its sum (rows summing to 0 are left as they are), as PyG's
-  /// `NormalizeFeatures`. Serial, O(stored entries); a mapped matrix is copied into memory first.
+  /// `NormalizeFeatures`. The sums are taken in double, so no row of finite floats overflows its
+  /// sum (a row `3e38, 3e38` becomes `0.5, 0.5`). Serial, O(stored entries); a mapped matrix is
+  /// copied into memory first.
+  /// @throws InvalidArgument when a row's entries, divided by its sum, are not finite floats
+  ///         (entries of both signs that nearly cancel), naming the row (0-based).
   void normalize_rows();
 
   /// Multiplies column `first + c` by `factors[c]`, for c = 0 .. K-1 (training's sign flips of a

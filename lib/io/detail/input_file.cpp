@@ -38,6 +38,12 @@ void check_text(std::string_view text, std::size_t checked, const InputFile& fil
 
 }  // namespace
 
+void require_readable(const std::filesystem::path& path, std::string_view reader) {
+  if (::access(path.c_str(), R_OK) != 0) {
+    throw IoError(std::string(reader) + ": cannot open '" + path.string() + "': " + errno_text());
+  }
+}
+
 InputFile::InputFile(const std::filesystem::path& path, std::string_view reader)
     : path_(path.string()), reader_(reader) {
   const auto fail = [&](const std::string& why) {

@@ -12,6 +12,11 @@
 
 namespace maskgat::detail {
 
+// Throws the IoError `InputFile` would (`<reader>: cannot open '<path>': <why>`) when `path` cannot
+// be read, without opening it (a FIFO would wait for its writer), so that a command checks all its
+// inputs before it parses any.
+void require_readable(const std::filesystem::path& path, std::string_view reader);
+
 // A file opened for reading. Pipes and devices are read as they come; their size is unknown.
 class InputFile {
  public:

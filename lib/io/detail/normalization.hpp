@@ -12,7 +12,8 @@ namespace maskgat::detail {
 [[nodiscard]] bool normalizes_rows(FeatureNormalization rule, bool has_negative, Notes& notes);
 
 // Divides every row of `rows` by its sum (rows summing to 0 are left as they are), as
-// `FeatureMatrix::normalize_rows` does its dense features.
-void normalize_dense_rows(DenseFeatures& rows);
+// `FeatureMatrix::normalize_rows` does its dense features; `first_row` is the first row's number
+// in the error `normalize_rows` throws.
+void normalize_dense_rows(DenseFeatures& rows, std::int64_t first_row = 0);
 
 }  // namespace maskgat::detail

@@ -104,6 +104,34 @@ TEST_SUITE("unit") {
     CHECK(table.matrix.dense()(1, 1) == 0.0F);
   }
 
+  TEST_CASE("features: a row whose float sum would overflow is normalised exactly, dense or sparse") {
+    maskgat::DenseFeatures rows(3, 3);
+    rows << 0, 3e38F, 3e38F,     // sums past float's range
+        1, 2, 1,                 // an ordinary row
+        3e38F, -3e38F, 1e-38F;  // cancels to 1e-38: divided, past float's range
+    for (const bool sparse : {false, true}) {
+      CAPTURE(sparse);
+      maskgat::DenseFeatures first = rows.topRows(2);
+      maskgat::FeatureMatrix matrix =
+          sparse ? maskgat::FeatureMatrix(maskgat::SparseFeatures(first.sparseView()))
+                 : maskgat::FeatureMatrix(first);
+      matrix.normalize_rows();
+      const maskgat::DenseFeatures got =
+          sparse ? maskgat::DenseFeatures(matrix.sparse()) : matrix.dense();
+      CHECK(got(0, 0) == 0.0F);
+      CHECK(got(0, 1) == 0.5F);
+      CHECK(got(0, 2) == 0.5F);
+      CHECK(got(1, 1) == 0.5F);
+      maskgat::FeatureMatrix cancelling =
+          sparse ? maskgat::FeatureMatrix(maskgat::SparseFeatures(rows.sparseView()))
+                 : maskgat::FeatureMatrix(rows);
+      CHECK_THROWS_WITH_AS(cancelling.normalize_rows(),
+                           doctest::Contains("normalize_rows: row 2 sums to 1e-38: its entry 3e+38 "
+                                             "divided by that is 3e+76, outside float's range"),
+                           maskgat::InvalidArgument);
+    }
+  }
+
   TEST_CASE("features: malformed input gives pinned messages") {
     CHECK_THROWS_WITH_AS(load("node,a,b\nx,1\n"),
                          (where() + ":2: row has 2 columns, expected 3 (node + 2 features, as in "

@@ -1,9 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "support/layer_harness.hpp"
@@ -20,6 +22,8 @@ constexpr std::int64_t kNodes = 10;
 constexpr std::int64_t kIn = 4;
 constexpr double kStep = 1e-6;
 constexpr double kTolerance = 1e-6;
+// Float gradients against double differences: sums of a few dozen terms rounded at 6e-8 each.
+constexpr double kFloatTolerance = 1e-5;
 constexpr std::uint64_t kDropoutSeed = 5;
 
 // The smallest |pre-activation| of any LeakyReLU in the layer's scores: central differences are
@@ -47,8 +51,11 @@ double distance_to_kink(const test::Harness<Layer>& harness, const Graph& graph)
 }
 
 // Compares backward with central differences of L = sum(out .* R), for every parameter tensor
-// and for the input, in double, on a graph where nodes 2 and 6 have no in-edges.
-template <typename Layer>
+// and for the input, in double, on a graph where nodes 2 and 6 have no in-edges. With a
+// `FloatLayer` (the same layer in float), that layer's backward from the same parameters, whose
+// kernels may take paths of their own (8 heads x 8 channels has its own vector kernel in float),
+// is compared with the same differences too, within float's rounding (`kFloatTolerance`).
+template <typename Layer, typename FloatLayer = void>
 void check_gradients(const typename test::LayerTraits<Layer>::Options& options, nn::Mode mode) {
   CAPTURE(options.heads);
   CAPTURE(options.out_features);
@@ -75,6 +82,22 @@ void check_gradients(const typename test::LayerTraits<Layer>::Options& options, 
   RowMatrix<double> grad_x;
   harness.layer.backward(graph, x, harness.cache, weights, &grad_x);
   const std::vector<double> analytic(harness.store.grads().begin(), harness.store.grads().end());
+  // The float layer's gradients, from the double layer's parameters and input.
+  std::vector<double> analytic_float;
+  RowMatrix<double> grad_x_float;
+  if constexpr (!std::is_void_v<FloatLayer>) {
+    test::Harness<FloatLayer> single(options, 1);
+    REQUIRE(single.store.values().size() == harness.store.values().size());
+    std::transform(harness.store.values().begin(), harness.store.values().end(),
+                   single.store.values().begin(), [](double v) { return static_cast<float>(v); });
+    const RowMatrix<float> x_float = x.cast<float>();
+    single.store.zero_grad();
+    single.forward(graph, x_float, mode, kDropoutSeed);
+    RowMatrix<float> grad;
+    single.layer.backward(graph, x_float, single.cache, weights.cast<float>(), &grad);
+    analytic_float.assign(single.store.grads().begin(), single.store.grads().end());
+    grad_x_float = grad.cast<double>();
+  }
 
   auto values = harness.store.values();
   for (const auto& entry : harness.store.entries()) {
@@ -90,14 +113,20 @@ void check_gradients(const typename test::LayerTraits<Layer>::Options& options, 
       value = saved;
       numeric.data()[k] = (plus - minus) / (2 * kStep);
     }
-    const RowMatrix<double> backward = Eigen::Map<const RowMatrix<double>>(
-        analytic.data() + entry.parameter.offset, entry.parameter.rows, entry.parameter.cols);
+    const auto tensor = [&](const std::vector<double>& all) -> RowMatrix<double> {
+      return Eigen::Map<const RowMatrix<double>>(all.data() + entry.parameter.offset,
+                                                 entry.parameter.rows, entry.parameter.cols);
+    };
+    const RowMatrix<double> backward = tensor(analytic);
     if (numeric.norm() < 1e-8) {
       // A gradient that is zero by construction: the key bias of dot-product attention adds
       // <q_i, b> to every score of row i, which the softmax cancels.
       CHECK(backward.norm() < 1e-12);
     } else {
       CHECK(test::relative_error(backward, numeric) < kTolerance);
+      if (!analytic_float.empty()) {
+        CHECK(test::relative_error(tensor(analytic_float), numeric) < kFloatTolerance);
+      }
     }
   }
 
@@ -112,6 +141,9 @@ void check_gradients(const typename test::LayerTraits<Layer>::Options& options, 
     numeric_x.data()[k] = (plus - minus) / (2 * kStep);
   }
   CHECK(test::relative_error(grad_x, numeric_x) < kTolerance);
+  if (!analytic_float.empty()) {
+    CHECK(test::relative_error(grad_x_float, numeric_x) < kFloatTolerance);
+  }
 }
 
 // `check_gradients` for every shape with a kernel path of its own.
@@ -140,6 +172,22 @@ TEST_SUITE("unit") {
       options.residual = false;
       options.add_self_loops = false;
       check_gradients_of_shapes<Layer>(options, nn::Mode::kEval);
+    }
+  }
+
+  TEST_CASE("GatConv backward in float, 8 heads x 8 channels (its own kernel), matches them too") {
+    using Layer = nn::BasicGatConv<double>;
+    auto options = test::layer_options<Layer>(kIn, 8, 8, true);
+    options.residual = true;
+    options.dropout = 0.3;
+    SUBCASE("concat - residual - attention dropout - self-loops") {
+      check_gradients<Layer, nn::BasicGatConv<float>>(options, nn::Mode::kTrain);
+    }
+    SUBCASE("mean - no self-loops") {
+      options.concat = false;
+      options.residual = false;
+      options.add_self_loops = false;
+      check_gradients<Layer, nn::BasicGatConv<float>>(options, nn::Mode::kEval);
     }
   }
 
