@@ -131,9 +131,8 @@ struct GraphReading {
                                                 : "");
   }
   [[nodiscard]] nlohmann::ordered_json json() const {
-    return {{"undirected", undirected},
-            {"nodes", nodes},
-            {"nodes_without_messages", without_messages}};
+    return {
+        {"undirected", undirected}, {"nodes", nodes}, {"nodes_without_messages", without_messages}};
   }
 };
 

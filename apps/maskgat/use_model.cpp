@@ -462,10 +462,10 @@ int run_predict(PredictOptions& options) {
   if (!options.nodes.empty()) chosen = node_ids("--nodes", options.nodes, node_names);
   // Every argument is checked before anything is written.
   const std::optional<NodeId> plotted =
-      attention_plot ? std::optional(
-                           node_ids("--plot-attention", {options.plot_attention[0]}, node_names)
-                               .front())
-                     : std::nullopt;
+      attention_plot
+          ? std::optional(
+                node_ids("--plot-attention", {options.plot_attention[0]}, node_names).front())
+          : std::nullopt;
   if (!chosen.empty()) chosen_logits = applied.predictor.logits(chosen);
   const RowMatrix<float>& logits = chosen.empty() ? applied.predictor.logits() : chosen_logits;
   const auto node_of = [&](std::int64_t row) {

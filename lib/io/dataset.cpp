@@ -291,13 +291,14 @@ Dataset load_files(const FileSources& files, const DatasetOptions& options) {
   dataset.name = files.graph.filename().string();
   // Every file is checked before any is parsed: a missing labels file is reported at once, not
   // after a large features file has been read.
-  const std::string_view graph_reader = graph_format(files) == GraphFormat::kGraphMl ? "graphml"
-                                        : graph_format(files) == GraphFormat::kDot  ? "dot"
-                                                                                    : "edge_list";
-  for (const auto& [path, reader] :
-       {std::pair{&files.graph, graph_reader}, std::pair{&files.features, std::string_view("features")},
-        std::pair{&files.labels, std::string_view("labels")},
-        std::pair{&files.split, std::string_view("split")}}) {
+  const GraphFormat format = graph_format(files);
+  const std::string_view graph_reader = format == GraphFormat::kGraphMl ? "graphml"
+                                        : format == GraphFormat::kDot   ? "dot"
+                                                                        : "edge_list";
+  for (const auto& [path, reader] : {std::pair{&files.graph, graph_reader},
+                                     std::pair{&files.features, std::string_view("features")},
+                                     std::pair{&files.labels, std::string_view("labels")},
+                                     std::pair{&files.split, std::string_view("split")}}) {
     if (!path->empty()) detail::require_readable(*path, reader);
   }
   if (!files.features.empty()) {
@@ -309,7 +310,7 @@ Dataset load_files(const FileSources& files, const DatasetOptions& options) {
   }
   const EdgeListOptions graph_options{files.undirected, options.read};
   LoadedGraph loaded;
-  switch (graph_format(files)) {
+  switch (format) {
     case GraphFormat::kEdgeList:
       loaded = read_edge_list(files.graph, nodes, graph_options);
       break;

@@ -206,8 +206,8 @@ DataRecord read_data(Reader& in, std::uint32_t version) {
   data.split_hash = in.scalar<std::uint64_t>();
   if (version >= 7) {
     data.fitted = in.array<std::uint64_t>();
-    if (std::adjacent_find(data.fitted.begin(), data.fitted.end(),
-                           std::greater_equal<>()) != data.fitted.end()) {
+    if (std::adjacent_find(data.fitted.begin(), data.fitted.end(), std::greater_equal<>()) !=
+        data.fitted.end()) {
       in.fail("data record: the fitted nodes' hashes are not strictly ascending");
     }
     if (std::cmp_greater(data.fitted.size(), data.nodes)) {

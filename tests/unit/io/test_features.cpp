@@ -104,10 +104,11 @@ TEST_SUITE("unit") {
     CHECK(table.matrix.dense()(1, 1) == 0.0F);
   }
 
-  TEST_CASE("features: a row whose float sum would overflow is normalised exactly, dense or sparse") {
+  TEST_CASE(
+      "features: a row whose float sum would overflow is normalised exactly, dense or sparse") {
     maskgat::DenseFeatures rows(3, 3);
-    rows << 0, 3e38F, 3e38F,     // sums past float's range
-        1, 2, 1,                 // an ordinary row
+    rows << 0, 3e38F, 3e38F,    // sums past float's range
+        1, 2, 1,                // an ordinary row
         3e38F, -3e38F, 1e-38F;  // cancels to 1e-38: divided, past float's range
     for (const bool sparse : {false, true}) {
       CAPTURE(sparse);

@@ -178,9 +178,8 @@ TEST_SUITE("unit") {
     CHECK(loaded.data->preparation.split_sizes.val == data.preparation.split_sizes.val);
     CHECK(train::data_differences(*loaded.data, data, true).empty());
     CHECK(loaded.data->fitted == expected.fitted);
-    CHECK(expected.fitted.size() ==
-          data.nodes_in(maskgat::SplitPart::kTrain).size() +
-              data.nodes_in(maskgat::SplitPart::kVal).size());
+    CHECK(expected.fitted.size() == data.nodes_in(maskgat::SplitPart::kTrain).size() +
+                                        data.nodes_in(maskgat::SplitPart::kVal).size());
     REQUIRE(expected.fitted.size() >= 2);
     std::string unsorted = read_bytes(dir / "v5.ckpt");
     const std::size_t last = unsorted.size() - 8 - 8;  // the last hash, before the checksum
@@ -305,9 +304,9 @@ TEST_SUITE("unit") {
     const auto differences = train::data_differences(trained, changed, true);
     REQUIRE(differences.size() == 1);
     CHECK(differences[0].starts_with(std::to_string(fitted.size()) + " of this data's "));
-    CHECK(differences[0].find("(the first: " +
-                              changed.node_names[static_cast<std::size_t>(fitted[0])] +
-                              ") are nodes it trained or was validated on") != std::string::npos);
+    CHECK(differences[0].find(
+              "(the first: " + changed.node_names[static_cast<std::size_t>(fitted[0])] +
+              ") are nodes it trained or was validated on") != std::string::npos);
     CHECK(train::data_differences(trained, changed, false).empty());  // prediction scores none
     // The nodes in another order are the same nodes.
     maskgat::Dataset reversed = changed;
