@@ -8,6 +8,8 @@
 #include <boost/graph/graphml.hpp>
 #include <boost/graph/graphviz.hpp>
 #include <boost/property_map/dynamic_property_map.hpp>
+#include <boost/property_tree/ptree.hpp>
+#include <boost/property_tree/xml_parser.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -18,7 +20,6 @@
 #include <utility>
 #include <vector>
 
-#include "io/detail/xml_scanner.hpp"
 #include "fuzz/fuzz_input.hpp"
 #include "maskgat/io/edge_list.hpp"
 
@@ -110,6 +111,29 @@ struct GraphmlEdge {
   double weight = 1.0;
 };
 
+// The document as Boost.PropertyTree reads it (the parser under Boost's `read_graphml`), or
+// nullopt when it refuses it. It recurses once per level: only documents MaskGAT's reader
+// accepted, whose nesting is within its limit, get here.
+inline std::optional<boost::property_tree::ptree> graphml_tree(const std::string& text) {
+  std::istringstream stream(text);
+  boost::property_tree::ptree tree;
+  try {
+    boost::property_tree::read_xml(stream, tree, boost::property_tree::xml_parser::no_comments);
+  } catch (const boost::property_tree::xml_parser_error&) {
+    return std::nullopt;
+  }
+  return tree;
+}
+
+// The attribute `name` of an element of the tree, empty when it has none.
+inline std::string xml_attribute(const boost::property_tree::ptree& element,
+                                 const std::string& name) {
+  const auto attributes = element.get_child_optional("<xmlattr>");
+  if (!attributes) return {};
+  const auto found = attributes->find(name);
+  return found == attributes->not_found() ? std::string() : found->second.data();
+}
+
 // The first node key named `name` and edge key named `weight` (the ones MaskGAT reads), and
 // whether the first graph is undirected: Boost needs property maps of the declared types.
 struct GraphmlKeys {
@@ -118,46 +142,46 @@ struct GraphmlKeys {
   bool undirected = false;
 };
 
-inline GraphmlKeys graphml_keys(std::string_view text) {
+inline GraphmlKeys graphml_keys(const boost::property_tree::ptree& tree) {
   GraphmlKeys keys;
-  detail::XmlScanner scanner(text, 1'000'000, "reference", "graphml");
   bool graph_seen = false;
-  for (auto event = scanner.next(); event != detail::XmlEvent::kEndOfFile; event = scanner.next()) {
-    if (event != detail::XmlEvent::kStart || scanner.depth() != 2) continue;
-    const auto value = [&](std::string_view name) {
-      const std::string_view* raw = scanner.attribute(name);
-      return raw == nullptr ? std::string() : detail::decode_xml_text(*raw, false, scanner, 0);
-    };
-    if (scanner.name() == "graph" && !graph_seen) {
+  for (const auto& [name, element] : tree.get_child("graphml")) {
+    if (name == "graph" && !graph_seen) {
       graph_seen = true;
-      keys.undirected = value("edgedefault") == "undirected";
-    } else if (scanner.name() == "key") {
-      const std::string domain = value("for");
-      if (value("attr.name") == "name" && (domain == "node" || domain == "all") &&
+      keys.undirected = xml_attribute(element, "edgedefault") == "undirected";
+    } else if (name == "key") {
+      const std::string domain = xml_attribute(element, "for");
+      const std::string attribute_name = xml_attribute(element, "attr.name");
+      if (attribute_name == "name" && (domain == "node" || domain == "all") &&
           keys.name_type.empty()) {
-        keys.name_type = value("attr.type");
-      } else if (value("attr.name") == "weight" && (domain == "edge" || domain == "all") &&
+        keys.name_type = xml_attribute(element, "attr.type");
+      } else if (attribute_name == "weight" && (domain == "edge" || domain == "all") &&
                  keys.weight_type.empty()) {
-        keys.weight_type = value("attr.type");
+        keys.weight_type = xml_attribute(element, "attr.type");
       }
     }
   }
   return keys;
 }
 
-// Whether a `<graph>` element lies inside another (which the reader has accepted).
-inline bool has_nested_graph(std::string_view text) {
-  detail::XmlScanner scanner(text, 1'000'000, "reference", "graphml");
-  for (auto event = scanner.next(); event != detail::XmlEvent::kEndOfFile; event = scanner.next()) {
-    if (event == detail::XmlEvent::kStart && scanner.name() == "graph" && scanner.depth() > 2) {
-      return true;
-    }
+// Whether `element` holds a `<graph>` element at any depth.
+inline bool holds_graph(const boost::property_tree::ptree& element) {
+  for (const auto& [name, child] : element) {
+    if (name == "graph" || holds_graph(child)) return true;
+  }
+  return false;
+}
+
+// Whether a `<graph>` element lies inside another.
+inline bool has_nested_graph(const boost::property_tree::ptree& tree) {
+  for (const auto& [name, element] : tree.get_child("graphml")) {
+    if (holds_graph(element)) return true;
   }
   return false;
 }
 
 template <typename BglGraph>
-std::optional<NamedGraph> boost_graphml(const std::string& text, const GraphmlKeys& keys) {
+std::optional<NamedGraph> boost_graph(const std::string& text, const GraphmlKeys& keys) {
   BglGraph graph;
   boost::dynamic_properties properties(boost::ignore_other_properties);
   if (keys.name_type == "string")
@@ -180,16 +204,14 @@ std::optional<NamedGraph> boost_graphml(const std::string& text, const GraphmlKe
 // Boost's reading of a GraphML file, or nullopt when Boost refuses it or when it holds what
 // Boost reads differently by design: a name or weight key of a type other than string (and
 // double for weights), whose conversion rules differ.
-inline std::optional<NamedGraph> boost_graphml(const std::string& text) {
-  const GraphmlKeys keys = graphml_keys(text);
+inline std::optional<NamedGraph> boost_graphml(const std::string& text, const GraphmlKeys& keys) {
   if (!keys.name_type.empty() && keys.name_type != "string") return std::nullopt;
   if (!keys.weight_type.empty() && keys.weight_type != "double") return std::nullopt;
   using Directed =
       boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, GraphmlVertex, GraphmlEdge>;
   using Undirected = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS,
                                            GraphmlVertex, GraphmlEdge>;
-  return keys.undirected ? boost_graphml<Undirected>(text, keys)
-                         : boost_graphml<Directed>(text, keys);
+  return keys.undirected ? boost_graph<Undirected>(text, keys) : boost_graph<Directed>(text, keys);
 }
 
 // --- DOT -------------------------------------------------------------------------------------

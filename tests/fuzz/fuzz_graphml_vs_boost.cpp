@@ -11,10 +11,13 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(maskgat::fuzz::as_text(data, size));
   auto ours = maskgat::fuzz::maskgat_graph(text, "graph.graphml", maskgat::read_graphml);
-  if (!ours || maskgat::fuzz::has_nested_graph(text)) return 0;
-  const auto boost = maskgat::fuzz::boost_graphml(text);
+  if (!ours) return 0;
+  const auto tree = maskgat::fuzz::graphml_tree(text);
+  if (!tree || maskgat::fuzz::has_nested_graph(*tree)) return 0;
+  const auto keys = maskgat::fuzz::graphml_keys(*tree);
+  const auto boost = maskgat::fuzz::boost_graphml(text, keys);
   if (!boost) return 0;
-  if (maskgat::fuzz::graphml_keys(text).name_type.empty()) {
+  if (keys.name_type.empty()) {
     // By position: node i of each reader is the i-th node seen.
     std::map<std::string, std::string> position;
     for (std::size_t i = 0; i < ours->nodes.size(); ++i)

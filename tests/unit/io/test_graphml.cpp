@@ -178,6 +178,136 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(read(bare), message.c_str(), ParseError);
   }
 
+  TEST_CASE("GraphML reader: what expat refuses is named and located") {
+    const auto second =
+        write_file("graphml-expat", "second.graphml", "<graphml>\n</graphml>\n<graphml/>\n");
+    std::string message = "graphml: " + second.string() +
+                          ":3: a second root element <graphml>: a document has one root element";
+    CHECK_THROWS_WITH_AS(read(second), message.c_str(), ParseError);
+
+    const auto text = write_file("graphml-expat", "text.graphml", "abc\n<graphml/>\n");
+    message = "graphml: " + text.string() + ":1: text outside the root element: 'abc'";
+    CHECK_THROWS_WITH_AS(read(text), message.c_str(), ParseError);
+
+    const auto ampersand =
+        write_file("graphml-expat", "ampersand.graphml", "<graphml>\nR & D</graphml>\n");
+    message = "graphml: " + ampersand.string() +
+              ":2: '&' does not start an entity or character reference: write '&amp;' for '&'";
+    CHECK_THROWS_WITH_AS(read(ampersand), message.c_str(), ParseError);
+
+    const auto reference =
+        write_file("graphml-expat", "reference.graphml", "<graphml>\n&#0;</graphml>\n");
+    message = "graphml: " + reference.string() + ":2: invalid character reference '&#0;'";
+    CHECK_THROWS_WITH_AS(read(reference), message.c_str(), ParseError);
+
+    const auto value = write_file("graphml-expat", "value.graphml", "<graphml\n a/>\n");
+    message = "graphml: " + value.string() +
+              ":2: the attribute 'a' in the tag <graphml> has no value: expected ='...' or "
+              "=\"...\"";
+    CHECK_THROWS_WITH_AS(read(value), message.c_str(), ParseError);
+
+    // What expat names by itself: its own words, the column and what follows.
+    const auto declaration = write_file("graphml-expat", "declaration.graphml",
+                                        "<graphml>\n<?xml version=\"1.0\"?></graphml>\n");
+    message = "graphml: " + declaration.string() +
+              ":2: malformed XML: XML or text declaration not at start of entity at column 1, "
+              "before '<?xml version=\"1.0\"?></graphml>'";
+    CHECK_THROWS_WITH_AS(read(declaration), message.c_str(), ParseError);
+  }
+
+  TEST_CASE("GraphML reader: no entity is declared, expanded or fetched") {
+    // A billion laughs: refused at its first declaration, before anything is expanded.
+    std::string laughs = "<?xml version=\"1.0\"?>\n<!DOCTYPE graphml [\n<!ENTITY a \"aaaaaaaa\">\n";
+    for (char entity = 'b'; entity <= 'j'; ++entity) {
+      std::string references;
+      for (int i = 0; i < 10; ++i)
+        references += "&" + std::string(1, static_cast<char>(entity - 1)) + ";";
+      laughs += "<!ENTITY " + std::string(1, entity) + " \"" + references + "\">\n";
+    }
+    laughs += "]>\n<graphml><graph edgedefault=\"directed\"><node id=\"&j;\"/></graph></graphml>\n";
+    const auto bomb = write_file("graphml-entities", "laughs.graphml", laughs);
+    std::string message = "graphml: " + bomb.string() +
+                          ":3: the DOCTYPE declares the entity 'a': entities are neither expanded "
+                          "nor fetched, so none may be declared";
+    CHECK_THROWS_WITH_AS(read(bomb), message.c_str(), ParseError);
+
+    const auto external = write_file(
+        "graphml-entities", "external.graphml",
+        "<!DOCTYPE graphml [<!ENTITY e SYSTEM \"/etc/passwd\">]>\n<graphml>&e;</graphml>\n");
+    message = "graphml: " + external.string() +
+              ":1: the DOCTYPE declares the entity 'e': entities are neither expanded nor fetched, "
+              "so none may be declared";
+    CHECK_THROWS_WITH_AS(read(external), message.c_str(), ParseError);
+
+    const auto parameter = write_file("graphml-entities", "parameter.graphml",
+                                      "<!DOCTYPE graphml [<!ENTITY % p \"x\">]><graphml/>\n");
+    message = "graphml: " + parameter.string() +
+              ":1: the DOCTYPE declares the entity '%p': entities are neither expanded nor "
+              "fetched, so none may be declared";
+    CHECK_THROWS_WITH_AS(read(parameter), message.c_str(), ParseError);
+
+    // An external DTD (GraphML 1.0 files name one) is not read, and the file is.
+    const std::string dtd = "<!DOCTYPE graphml SYSTEM \"graphml.dtd\">\n";
+    const std::string graph = "<graph edgedefault=\"directed\"><node id=\"a\"/></graph>";
+    const auto named =
+        write_file("graphml-entities", "dtd.graphml", dtd + "<graphml>" + graph + "</graphml>\n");
+    CHECK(load(named).nodes.names() == Names{"a"});
+
+    // Expat skips the entities such a DTD could declare; the reader refuses them, in text and
+    // in attribute values alike.
+    const auto in_text = write_file("graphml-entities", "text.graphml",
+                                    dtd + "<graphml>" + graph + "&x;</graphml>\n");
+    message = "graphml: " + in_text.string() +
+              ":2: the entity '&x;' is not declared: expected &lt; &gt; &amp; &quot; &apos; or a "
+              "character reference (no DTD is read)";
+    CHECK_THROWS_WITH_AS(read(in_text), message.c_str(), ParseError);
+    const auto in_value =
+        write_file("graphml-entities", "value.graphml",
+                   dtd +
+                       "<graphml><graph edgedefault=\"directed\"><node id=\"a&x;\"/>"
+                       "</graph></graphml>\n");
+    message = "graphml: " + in_value.string() +
+              ":2: the entity '&x;' is not declared: expected &lt; &gt; &amp; &quot; &apos; or a "
+              "character reference (no DTD is read) in the tag <node>";
+    CHECK_THROWS_WITH_AS(read(in_value), message.c_str(), ParseError);
+
+    // Defaults of an <!ATTLIST> are not read either.
+    const auto defaults =
+        write_file("graphml-entities", "defaults.graphml",
+                   "<!DOCTYPE graphml [<!ATTLIST graph edgedefault CDATA \"directed\">]>\n"
+                   "<graphml><graph/></graphml>\n");
+    message = "graphml: " + defaults.string() +
+              ":2: the <graph> element has edgedefault=(none): expected 'directed' or 'undirected'";
+    CHECK_THROWS_WITH_AS(read(defaults), message.c_str(), ParseError);
+  }
+
+  TEST_CASE("GraphML reader: text is UTF-8 unless the XML declaration names its encoding") {
+    const std::string graph =
+        "<graphml><graph edgedefault=\"directed\"><node id=\"caf\xE9\"/>"
+        "</graph></graphml>\n";
+    const auto latin1 = write_file("graphml-encoding", "latin1.graphml", graph);
+    const std::string message =
+        "graphml: " + latin1.string() +
+        ":1: the byte 0xE9 is not UTF-8: convert the file to UTF-8, or name "
+        "its encoding in an XML declaration such as <?xml version=\"1.0\" "
+        "encoding=\"ISO-8859-1\"?>";
+    CHECK_THROWS_WITH_AS(read(latin1), message.c_str(), ParseError);
+
+    const auto declared = write_file("graphml-encoding", "declared.graphml",
+                                     "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n" + graph);
+    CHECK(load(declared).nodes.names() == Names{"caf\xC3\xA9"});
+  }
+
+  TEST_CASE("GraphML reader: white space in values as in each run of text") {
+    const auto path = write_file(
+        "graphml-text", "text.graphml",
+        "<graphml><key id=\"k\" for=\"node\" attr.name=\"name\" attr.type=\"string\"/>"
+        "<graph edgedefault=\"directed\"><node id=\"a\"><data key=\"k\">\n  x \r\n\t y&#32;"
+        "<!-- c --> z <![CDATA[ q ]]> w&#10;</data></node></graph></graphml>\n");
+    // Runs end at markup (a comment, a CDATA section); references are kept as they are.
+    CHECK(load(path).nodes.names() == Names{"x y z q w\n"});
+  }
+
   TEST_CASE("GraphML reader: what GraphML does not allow names its line") {
     const auto unquoted =
         write_file("graphml-boost", "unquoted.graphml",

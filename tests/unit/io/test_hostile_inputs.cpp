@@ -183,6 +183,11 @@ std::vector<Case> cases() {
       {"GraphML", "deep nesting",
        "<graphml>" + repeat("<a>", 100) + repeat("</a>", 100) + "</graphml>", Kind::kLimit,
        "--max-nesting-depth"},
+      {"GraphML", "entity expansion (billion laughs)",
+       "<!DOCTYPE graphml [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"" + repeat("&a;", 10) +
+           "\"><!ENTITY c \"" + repeat("&b;", 10) + "\">]><graphml>&c;</graphml>",
+       Kind::kParse,
+       "the DOCTYPE declares the entity 'a': entities are neither expanded nor fetched"},
       {"GraphML", "non-finite weight",
        graphml_head +
            "<edge source=\"a\" target=\"b\"><data key=\"w\">nan</data></edge></graph></graphml>",
