@@ -9,9 +9,11 @@
 
 namespace maskgat {
 
-/// Reads a GraphML file in one pass, in constant stack space whatever its nesting (a streaming
-/// XML scanner: comments, processing instructions, `<!DOCTYPE>` with its internal subset and
-/// CDATA as XML defines them; entities and character references decoded). Node tokens: the value
+/// Reads a GraphML file in one pass, in constant stack space whatever its nesting (expat, a
+/// streaming XML parser: comments, processing instructions, `<!DOCTYPE>` and CDATA as XML defines
+/// them; the predefined entities and character references decoded; entity declarations refused,
+/// so nothing is expanded or fetched; text in UTF-8 unless the file declares another encoding).
+/// Node tokens: the value
 /// of a node key named `name` (attr.type string, int or long) when the file declares one,
 /// otherwise the node's `id`; an edge key named `weight` gives edge weights; a key's `<default>`
 /// applies to the nodes or edges without a value. The first `<graph>` of the root is read, with
@@ -23,7 +25,8 @@ namespace maskgat {
 /// @param nodes   maps node tokens to ids; new nodes are added unless it is frozen
 /// @param options `undirected`, limits and strictness
 /// @return the graph over `nodes.size()` nodes, with what was merged, added or not read
-/// @throws IoError (cannot open or read), ParseError at the offending line (malformed XML, a
+/// @throws IoError (cannot open or read), ParseError at the offending line (malformed XML, an
+///         entity declaration, an undeclared entity, text not in its encoding, a
 ///         root other than `<graphml>`, no `<graph>`, a missing or duplicate id, an edge to an
 ///         undeclared node, an edge whose direction differs from the graph's, a missing or bad
 ///         name or weight, unknown node, duplicates when `strict`, zero bytes or a UTF-16/UTF-32
