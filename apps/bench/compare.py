@@ -1,43 +1,42 @@
 #!/usr/bin/env python3
-"""MaskGAT beside the PyTorch peer, in one run on one machine.
+"""MaskGAT beside the same model in PyTorch, in one run on one machine.
 
-Runs maskgat-bench (the machine's limits, then every dataset on 1 and 2 threads) and the peer's
-bench_torch.py (a PyTorch re-implementation of PyG's GATConv, `--tuned`: tcmalloc and OpenBLAS,
-2 threads) on the same datasets, one after the other so neither disturbs the other, and prints a
-Markdown table: time per training epoch (as the trainer runs it, on the training nodes'
-receptive field, and over the whole graph, as the peer does) and per inference pass, peak RSS,
-speed-ups, and the floor the machine's measured copy bandwidth and GEMM rate put under a
-whole-graph training epoch.
+Runs maskgat-bench (the machine's limits, then every dataset on 1 and 2 threads) and
+torch_baseline.py (beside this script: the GAT paper's model as PyTorch Geometric's GATConv
+computes it, in plain PyTorch, 2 threads, OpenBLAS and tcmalloc when installed) on the same
+datasets, one program after the other so neither disturbs the other, and prints a Markdown table.
+Both programs time the median of --epochs epochs and passes after 3 warm-up ones.
 
-    compare.py --bench build/release/apps/bench/maskgat-bench --peer ../shared/peer \\
-               --data-dir ../shared/datasets [--datasets cora,citeseer,...] \\
-               [--attention gat|gatv2|dot] [--repeat N] [--out all.jsonl]
+    compare.py --bench build/test/apps/bench/maskgat-bench [--data-dir datasets] \\
+               [--datasets cora,citeseer,...] [--attention gat|gatv2|dot] [--repeat N] \\
+               [--baseline-1m] [--out all.jsonl]
 
-With --repeat N both programs run N times, alternating, and the table gives the median of each
-time over the N runs (peak RSS: the largest) and the speed-ups of those medians; a line after it
-lists each run's own whole-graph speed-up, so a VM whose speed drifts between runs shows its
-spread.
+MaskGAT's training epoch is timed two ways: its "step", as `maskgat train` runs it by default (on
+the training nodes' receptive field, or only at the rows the training nodes' logits need; the
+same gradients as the whole graph), and over the whole graph, which is what PyTorch computes. The
+table sets PyTorch's whole-graph epoch beside both, with both speed-ups (PyTorch's time over
+MaskGAT's), truncated to two decimals so that none is rounded up. With --repeat N both programs
+run N times, alternating, and the table gives the median of each time over the N runs (peak RSS:
+the largest) and the speed-ups of those medians; a line after it lists each run's own speed-ups,
+so a machine whose speed drifts between runs shows its spread.
 
-The peer directory is copied to a temporary folder (it may be read-only). Dataset names are
-maskgat-bench's; the peer runs `pubmed` (its stand-in features, timing only) for pubmed-shaped,
-its `graphdata` protocol (largest component, 20 + 30 nodes per class, seed 0) for
-amazon-computers, amazon-photo and coauthor-cs, and its synthetic scales 10k / 100k / 1m for
-synthetic:10000 / 100000 / 1000000. The peer's
-1m scale needs more than 16 GB to train and is only run with --peer-1m.
+Dataset names are maskgat-bench's; torch_baseline.py's docstring says what it builds for each
+(its synthetic:N has the shape of maskgat-bench's, not the same edges). The baseline is not run
+at synthetic:1000000 unless --baseline-1m (minutes per epoch and many GB; docs/performance.md
+has it measured on its own), nor with --attention dot (it has no dot-product layer).
 """
 
 import argparse
 import json
+import math
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 
-PEER_PYTHON = "/usr/bin/python3"  # Debian's python3-torch lives here, not in a pyenv shim
-PEER_SCALES = {"synthetic:10000": "10k", "synthetic:100000": "100k", "synthetic:1000000": "1m"}
-SHCHUR_GRAPHS = ("amazon-computers", "amazon-photo", "coauthor-cs")
+HERE = os.path.dirname(os.path.abspath(__file__))
+BASELINE = os.path.join(HERE, "torch_baseline.py")
+TORCH_PYTHON = "/usr/bin/python3"  # Debian's python3-torch lives here, not in a pyenv shim
 
 
 def run_lines(command, env=None):
@@ -48,29 +47,19 @@ def run_lines(command, env=None):
     return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
 
 
-def run_peer(peer_dir, data_dir, dataset, attention, epochs, jsonl):
-    """The peer's JSON line for one dataset (train and inference medians, peak RSS) or None."""
-    common = [PEER_PYTHON, os.path.join(peer_dir, "bench_torch.py"), "--tuned", "--threads", "2",
-              "--jsonl", jsonl]
-    v2 = ["--v2"] if attention == "gatv2" else []
-    if dataset in PEER_SCALES:
-        command = common + ["synthetic", "--scales", PEER_SCALES[dataset],
-                            "--max-timed", str(epochs)] + v2
-        kind = "synthetic"
-    else:
-        # The peer's subcommand for these files is also the name of their folder.
-        source = "graphdata" if dataset in SHCHUR_GRAPHS else "planetoid"
-        name = "pubmed" if dataset == "pubmed-shaped" else dataset
-        command = common + [source, "--datasets", name, "--seeds", "1",
-                            "--max-epochs", str(epochs + 3), "--patience", "100000",
-                            "--root", os.path.join(data_dir, source)] + v2
-        kind = source + "_summary"
-    lines = [line for line in run_lines(command) if line.get("kind") == kind]
-    if not lines or lines[-1].get("status", "ok") != "ok":
-        return None
-    line = lines[-1]
-    return {"train": line.get("train_ms_median"), "infer": line.get("infer_ms_median"),
-            "rss": line.get("peak_rss_mb")}
+def run_baseline(python, data_dir, datasets, attention, epochs):
+    """torch_baseline.py's figures per dataset: {dataset: {"train", "infer", "rss"}} (None for a
+    dataset whose run failed), and its JSON lines."""
+    if not datasets:
+        return {}, []
+    lines = run_lines([python, BASELINE, "--datasets", ",".join(datasets), "--threads", "2",
+                       "--epochs", str(epochs), "--attention", attention, "--data-dir", data_dir])
+    out = {dataset: None for dataset in datasets}
+    for line in lines:
+        if line.get("status") == "ok":
+            out[line["dataset"]] = {"train": line["ms_per_epoch"], "infer": line["ms_inference"],
+                                    "rss": line["peak_rss_mb"]}
+    return out, lines
 
 
 def combine(runs, largest=("peak_rss_mb", "rss")):
@@ -92,98 +81,109 @@ def fmt(value, digits=1):
     return "–" if value is None else f"{value:.{digits}f}"
 
 
+def fmt_ms(value):
+    """Milliseconds to three significant figures or so (0.84, 13.1, 1246)."""
+    if value is None:
+        return "–"
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 1000 else f"{value:.0f}"
+
+
 def ratio(slow, fast):
-    return "–" if slow is None or fast is None or fast == 0 else f"{slow / fast:.1f}x"
+    """slow / fast truncated to two decimals (19.978 prints 19.97x, never 20.0x)."""
+    if slow is None or fast is None or fast == 0:
+        return "–"
+    return f"{math.floor(100 * slow / fast + 1e-9) / 100:.2f}x"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", required=True, help="the maskgat-bench executable")
-    parser.add_argument("--peer", required=True, help="the peer's folder (bench_torch.py)")
-    parser.add_argument("--data-dir", required=True, help="folder holding planetoid/ and graphdata/")
+    parser.add_argument("--data-dir", default=os.path.join(HERE, "..", "..", "datasets"),
+                        help="the data directory datasets/fetch.sh fills (default: datasets/)")
+    parser.add_argument("--python", default=TORCH_PYTHON,
+                        help="the Python that has torch, numpy and scipy")
     parser.add_argument("--datasets",
                         default="cora,citeseer,pubmed-shaped,synthetic:10000,synthetic:100000,"
                                 "synthetic:1000000")
     parser.add_argument("--attention", default="gat", choices=["gat", "gatv2", "dot"],
-                        help="attention kind (the peer has gat and gatv2; dot runs MaskGAT only)")
+                        help="attention kind (the baseline has gat and gatv2; dot runs MaskGAT only)")
     parser.add_argument("--epochs", type=int, default=20, help="timed epochs per measurement")
-    parser.add_argument("--peer-1m", action="store_true", help="also run the peer at 1m nodes")
+    parser.add_argument("--baseline-1m", action="store_true",
+                        help="also run the baseline at synthetic:1000000")
     parser.add_argument("--repeat", type=int, default=1,
                         help="runs of both programs, alternating; the table gives medians")
     parser.add_argument("--out", help="write every JSON line (both programs) to this file")
+    # Accepted and ignored: the PyTorch side is torch_baseline.py now.
+    parser.add_argument("--peer", help=argparse.SUPPRESS)
     args = parser.parse_args()
     datasets = [d for d in args.datasets.split(",") if d]
+    data_dir = os.path.abspath(args.data_dir)
 
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
-    ours = []
-    runs = []  # per run: (ours keyed by (dataset, threads), peer keyed by dataset)
-    peer_lines = []
-    with tempfile.TemporaryDirectory() as scratch:
-        peer_dir = os.path.join(scratch, "peer")
-        shutil.copytree(args.peer, peer_dir, ignore=shutil.ignore_patterns("results"))
-        jsonl = os.path.join(scratch, "peer.jsonl")
-        for _ in range(args.repeat):
-            lines = run_lines([args.bench, "--dataset", "limits," + ",".join(datasets),
-                               "--threads", "1,2", "--attention", args.attention,
-                               "--epochs", str(args.epochs), "--data-dir", args.data_dir])
-            ours += lines
-            peer = {}
-            for dataset in datasets:
-                if args.attention == "dot" or (dataset == "synthetic:1000000" and
-                                               not args.peer_1m):
-                    continue
-                peer[dataset] = run_peer(peer_dir, args.data_dir, dataset, args.attention,
-                                         args.epochs, jsonl)
-            runs.append(({(line.get("dataset", "limits"), line["threads"]): line
-                          for line in lines if line["bench"] in ("maskgat", "limits")}, peer))
-        if os.path.exists(jsonl):
-            with open(jsonl, encoding="utf-8") as handle:
-                peer_lines = [json.loads(line) for line in handle if line.strip()]
+    baseline_datasets = [] if args.attention == "dot" else [
+        d for d in datasets if d != "synthetic:1000000" or args.baseline_1m]
+    all_lines = []
+    runs = []  # per run: (ours keyed by (dataset, threads), the baseline's keyed by dataset)
+    for _ in range(args.repeat):
+        lines = run_lines([args.bench, "--dataset", "limits," + ",".join(datasets),
+                           "--threads", "1,2", "--attention", args.attention,
+                           "--epochs", str(args.epochs), "--data-dir", data_dir])
+        theirs, their_lines = run_baseline(args.python, data_dir, baseline_datasets,
+                                           args.attention, args.epochs)
+        all_lines += lines + their_lines
+        runs.append(({(line.get("dataset", "limits"), line["threads"]): line
+                      for line in lines if line["bench"] in ("maskgat", "limits")}, theirs))
 
     if args.out:
         with open(args.out, "w", encoding="utf-8") as handle:
-            for line in ours + peer_lines:
+            for line in all_lines:
                 handle.write(json.dumps(line) + "\n")
 
     keys = {key for mine, _ in runs for key in mine}
     merged = {key: combine([mine.get(key) for mine, _ in runs]) for key in keys}
     limits = {threads: line for (dataset, threads), line in merged.items() if dataset == "limits"}
     measured = {key: line for key, line in merged.items() if key[0] != "limits"}
-    peer = {dataset: combine([theirs.get(dataset) for _, theirs in runs])
-            for dataset in {d for _, theirs in runs for d in theirs}}
+    baseline = {dataset: combine([theirs.get(dataset) for _, theirs in runs])
+                for dataset in baseline_datasets}
 
     two = limits.get(2, {})
-    print("| dataset | nodes / edges | MaskGAT train ms, 1 / 2 threads | whole-graph train ms, "
-          "1 / 2 threads | peer train ms | speed-up (whole graph) | floor ms (whole graph) | "
-          "MaskGAT inference ms | peer inference ms | speed-up | "
-          "MaskGAT peak RSS MB (model) | peer peak RSS MB | attention Medges/s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| dataset | nodes / edges | MaskGAT step ms, 1 / 2 threads | MaskGAT whole-graph ms, "
+          "1 / 2 threads | PyTorch whole-graph ms | speed-up vs MaskGAT step | speed-up vs "
+          "MaskGAT whole graph | floor ms (whole graph) | MaskGAT inference ms | PyTorch "
+          "inference ms | inference speed-up | MaskGAT peak RSS MB (model) | PyTorch peak RSS MB | "
+          "attention Medges/s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for dataset in datasets:
         one_thread = measured.get((dataset, 1))
         line = measured.get((dataset, 2))
         if line is None:
-            print(f"| {dataset} | measurement failed |" + " |" * 11)
+            print(f"| {dataset} | measurement failed |" + " |" * 12)
             continue
         floor = None
         if two:
             floor = 1e3 * max(line["epoch_gflop"] / two["gemm_gflop_per_s"],
                               line["epoch_gbyte"] / two["copy_gb_per_s"])
-        theirs = peer.get(dataset) or {}
-        peer_note = "not run" if dataset not in peer else ("failed" if not theirs else None)
+        theirs = baseline.get(dataset) or {}
+        note = "not run" if dataset not in baseline else ("failed" if not theirs else None)
+        train = theirs.get("train")
         print(f"| {dataset} | {line['nodes']} / {line['edges']} | "
-              f"{fmt(one_thread and one_thread['ms_per_epoch'])} / {fmt(line['ms_per_epoch'])} | "
-              f"{fmt(one_thread and one_thread['ms_per_epoch_graph'])} / "
-              f"{fmt(line['ms_per_epoch_graph'])} | "
-              f"{peer_note or fmt(theirs.get('train'))} | "
-              f"{ratio(theirs.get('train'), line['ms_per_epoch'])} "
-              f"({ratio(theirs.get('train'), line['ms_per_epoch_graph'])}) | {fmt(floor, 2)} | "
-              f"{fmt(line['ms_inference'], 2)} | {peer_note or fmt(theirs.get('infer'))} | "
+              f"{fmt_ms(one_thread and one_thread['ms_per_epoch'])} / "
+              f"{fmt_ms(line['ms_per_epoch'])} | "
+              f"{fmt_ms(one_thread and one_thread['ms_per_epoch_graph'])} / "
+              f"{fmt_ms(line['ms_per_epoch_graph'])} | {note or fmt_ms(train)} | "
+              f"{ratio(train, line['ms_per_epoch'])} | {ratio(train, line['ms_per_epoch_graph'])} | "
+              f"{fmt(floor, 2)} | {fmt_ms(line['ms_inference'])} | "
+              f"{note or fmt_ms(theirs.get('infer'))} | "
               f"{ratio(theirs.get('infer'), line['ms_inference'])} | "
               f"{fmt(line['peak_rss_mb'], 0)} ({fmt(line['model_mb'], 0)}) | "
-              f"{peer_note or fmt(theirs.get('rss'), 0)} | "
+              f"{note or fmt(theirs.get('rss'), 0)} | "
               f"{fmt(line['attention_edges_per_s'] / 1e6)} |")
+    print("\nMaskGAT step: its training epoch as `maskgat train` runs it (on the training nodes' "
+          "receptive field, or at the rows their logits need). MaskGAT whole graph: the same epoch "
+          "over every node, as PyTorch computes it. Speed-ups: PyTorch's whole-graph epoch over "
+          "each of the two (2 threads), truncated to two decimals.")
     if args.repeat > 1:
         spreads = []
         for dataset in datasets:
@@ -191,11 +191,12 @@ def main():
             for mine, theirs in runs:
                 line, their = mine.get((dataset, 2)), theirs.get(dataset)
                 if line and their:
-                    speedups.append(ratio(their.get("train"), line["ms_per_epoch_graph"]))
+                    speedups.append(f"{ratio(their['train'], line['ms_per_epoch'])} / "
+                                    f"{ratio(their['train'], line['ms_per_epoch_graph'])}")
             if speedups:
                 spreads.append(f"{dataset} {', '.join(speedups)}")
         if spreads:
-            print(f"\nWhole-graph speed-up of each of the {args.repeat} runs: "
+            print(f"\nSpeed-ups (vs step / vs whole graph) of each of the {args.repeat} runs: "
                   + "; ".join(spreads) + ".")
     for threads, line in sorted(limits.items()):
         print(f"\nLimits on {threads} thread(s): copy {line['copy_gb_per_s']:.1f} GB/s, "
