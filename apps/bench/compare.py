@@ -107,7 +107,8 @@ def main():
                         default="cora,citeseer,pubmed-shaped,synthetic:10000,synthetic:100000,"
                                 "synthetic:1000000")
     parser.add_argument("--attention", default="gat", choices=["gat", "gatv2", "dot"],
-                        help="attention kind (the baseline has gat and gatv2; dot runs MaskGAT only)")
+                        help="attention kind (the baseline has gat and gatv2; dot runs MaskGAT "
+                             "only)")
     parser.add_argument("--epochs", type=int, default=20, help="timed epochs per measurement")
     parser.add_argument("--baseline-1m", action="store_true",
                         help="also run the baseline at synthetic:1000000")
@@ -173,7 +174,8 @@ def main():
               f"{fmt_ms(line['ms_per_epoch'])} | "
               f"{fmt_ms(one_thread and one_thread['ms_per_epoch_graph'])} / "
               f"{fmt_ms(line['ms_per_epoch_graph'])} | {note or fmt_ms(train)} | "
-              f"{ratio(train, line['ms_per_epoch'])} | {ratio(train, line['ms_per_epoch_graph'])} | "
+              f"{ratio(train, line['ms_per_epoch'])} | "
+              f"{ratio(train, line['ms_per_epoch_graph'])} | "
               f"{fmt(floor, 2)} | {fmt_ms(line['ms_inference'])} | "
               f"{note or fmt_ms(theirs.get('infer'))} | "
               f"{ratio(theirs.get('infer'), line['ms_inference'])} | "

@@ -14,9 +14,10 @@ self-loops and adds one per node, projects h = x W (no bias), scores each edge j
 LeakyReLU_0.2(a_src . h_j + a_dst . h_i) per head, takes the softmax over i's in-edges with
 scatter ops (scatter_reduce 'amax', exp, sums + 1e-16 as PyG), and sums alpha_ij h_j into
 i, then adds a bias (the sums by index_add_: the same sums as PyG's scatter_add_, faster in
-torch 1.13); weights glorot-uniform, biases zero (PyG's reset_parameters). `--attention gatv2` is PyG's GATv2Conv (lin_l and lin_r with biases,
-score a . LeakyReLU(W_l x_j + W_r x_i)). Adam lr 0.005, weight decay 5e-4 (PubMed: 0.01, 1e-3).
-The loss is the cross-entropy at the training nodes.
+torch 1.13); weights glorot-uniform, biases zero (PyG's reset_parameters). `--attention gatv2`
+is PyG's GATv2Conv (lin_l and lin_r with biases, score a . LeakyReLU(W_l x_j + W_r x_i)).
+Adam lr 0.005, weight decay 5e-4 (PubMed: 0.01, 1e-3); the loss is the cross-entropy at the
+training nodes.
 
 Datasets, read from --data-dir (the folder `datasets/fetch.sh` fills):
   cora, citeseer   planetoid/ind.<name>.*, nodes, edges and split as PyG's Planetoid reads them
@@ -49,14 +50,15 @@ and the peak reached; inference runs first so that its time survives.
 --train measures accuracy instead: for seeds 0..--seeds-1, up to --max-epochs epochs with the
 GAT reference code's early stopping (patience 100: the counter resets whenever validation
 accuracy is at least its best or validation loss at most its best; the model is kept whenever
-both hold) and the test accuracy of the model kept; one JSON line per dataset with the mean and
-standard deviation (ddof 0) over the seeds.
+both hold) and the test accuracy of the model kept (on Shchur et al.'s graphs each seed draws its
+own split); one JSON line per dataset with the mean and standard deviation (ddof 0) over the
+seeds.
 
-Unless --plain, the child runs with OpenBLAS (libopenblas0-openmp) instead of the reference
-BLAS that Debian's python3-torch otherwise loads, and tcmalloc (libtcmalloc-minimal4) when they
-are installed, and dropout draws its mask with torch.rand_like (the same distribution as
-F.dropout, whose Bernoulli sampler is serial in Debian's torch, built without MKL): PyTorch as
-a user would tune it. The JSON line names what was loaded.
+PyTorch as a user would tune it: unless --plain, the child runs with OpenBLAS
+(libopenblas0-openmp) instead of the reference BLAS that Debian's python3-torch otherwise loads,
+and with tcmalloc (libtcmalloc-minimal4), when they are installed; the JSON line names what was
+loaded. Dropout draws its mask with torch.rand_like (the same distribution as F.dropout, whose
+Bernoulli sampler is serial in Debian's torch, built without MKL).
 """
 
 import argparse
@@ -244,7 +246,8 @@ def build_model(in_features, classes, out_heads, attention):
                 self.weight = glorot(heads * channels, fan_in)
                 self.att_src, self.att_dst = glorot(1, heads, channels), glorot(1, heads, channels)
             else:
-                self.lin_l, self.lin_r = glorot(heads * channels, fan_in), glorot(heads * channels, fan_in)
+                self.lin_l = glorot(heads * channels, fan_in)
+                self.lin_r = glorot(heads * channels, fan_in)
                 self.bias_l = nn.Parameter(torch.zeros(heads * channels))
                 self.bias_r = nn.Parameter(torch.zeros(heads * channels))
                 self.att = glorot(1, heads, channels)
@@ -318,7 +321,8 @@ def time_one(args, dataset):
     import torch
     import torch.nn.functional as F
     data = load(args.data_dir, dataset)
-    x, labels, source, target, (train, _, _), model, optimiser = prepare(data, dataset, args.attention, 0)
+    x, labels, source, target, (train, _, _), model, optimiser = prepare(
+        data, dataset, args.attention, 0)
     line = {"bench": "torch", "dataset": dataset, "attention": args.attention,
             "nodes": x.size(0), "edges": data[2].shape[1], "features": x.size(1),
             "threads": torch.get_num_threads(), "torch": torch.__version__, **libraries(),
@@ -361,9 +365,12 @@ def train_one(args, dataset):
     import numpy as np
     import torch
     import torch.nn.functional as F
-    data = load(args.data_dir, dataset)
-    accuracies, epochs_run = [], []
+    data, accuracies, epochs_run = None, [], []
     for seed in range(args.seeds):
+        if dataset in NPZ_FILES:  # Shchur et al.'s protocol: each seed draws its own split
+            data = shchur(args.data_dir, dataset, seed)
+        elif data is None:
+            data = load(args.data_dir, dataset)
         x, labels, source, target, (train, val, test), model, optimiser = prepare(
             data, dataset, args.attention, seed)
         best_acc, best_loss, waited, kept = 0.0, math.inf, 0, 0.0
