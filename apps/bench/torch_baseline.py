@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The GAT paper's model in plain PyTorch, computed as PyTorch Geometric's GATConv computes it:
 the baseline `compare.py` sets MaskGAT beside. Needs torch, numpy and scipy (Debian:
 python3-torch, python3-numpy, python3-scipy, run with /usr/bin/python3); not torch_geometric.
