@@ -115,8 +115,6 @@ def main():
     parser.add_argument("--repeat", type=int, default=1,
                         help="runs of both programs, alternating; the table gives medians")
     parser.add_argument("--out", help="write every JSON line (both programs) to this file")
-    # Accepted and ignored (bench.compare_smoke in tests/CMakeLists.txt still passes it).
-    parser.add_argument("--peer", help=argparse.SUPPRESS)
     args = parser.parse_args()
     datasets = [d for d in args.datasets.split(",") if d]
     data_dir = os.path.abspath(args.data_dir)
