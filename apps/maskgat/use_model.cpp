@@ -461,11 +461,9 @@ int run_predict(PredictOptions& options) {
   RowMatrix<float> chosen_logits;
   if (!options.nodes.empty()) chosen = node_ids("--nodes", options.nodes, node_names);
   // Every argument is checked before anything is written.
-  const std::optional<NodeId> plotted =
-      attention_plot
-          ? std::optional(
-                node_ids("--plot-attention", {options.plot_attention[0]}, node_names).front())
-          : std::nullopt;
+  const NodeId plotted =
+      attention_plot ? node_ids("--plot-attention", {options.plot_attention[0]}, node_names).front()
+                     : NodeId{-1};
   if (!chosen.empty()) chosen_logits = applied.predictor.logits(chosen);
   const RowMatrix<float>& logits = chosen.empty() ? applied.predictor.logits() : chosen_logits;
   const auto node_of = [&](std::int64_t row) {
@@ -497,11 +495,10 @@ int run_predict(PredictOptions& options) {
   }
   if (attention_plot) {
     const std::string& node = options.plot_attention[0];
-    const NodeId id = *plotted;
     const nn::AttentionWeights<float>& first = weights.front();
     std::vector<std::string> neighbours;
     std::vector<double> alpha;
-    const auto [begin, end] = first.in_edges(id);  // its row of the mask
+    const auto [begin, end] = first.in_edges(plotted);  // its row of the mask
     for (std::size_t e = begin; e < end; ++e) {
       neighbours.push_back(node_names[static_cast<std::size_t>(first.sources[e])]);
       alpha.push_back(first.alpha.row(static_cast<std::int64_t>(e)).mean());
