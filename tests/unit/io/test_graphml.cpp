@@ -33,6 +33,15 @@ void read(const std::filesystem::path& path, const EdgeListOptions& options = {}
 
 using Names = std::vector<std::string>;
 
+// Reading `content`, written as `name` in the scratch folder `dir`, throws the ParseError
+// `graphml: <its path>:<where_what>` (the line, then the message).
+void check_refused(const std::string& dir, const std::string& name, const std::string& content,
+                   const std::string& where_what) {
+  const auto path = write_file(dir, name, content);
+  const std::string message = "graphml: " + path.string() + ":" + where_what;
+  CHECK_THROWS_WITH_AS(read(path), message.c_str(), ParseError);
+}
+
 // `depth` nested elements, one per line when `separator` is a line end.
 std::string nested_graphml(int depth, const std::string& separator) {
   std::string text = "<graphml>" + separator;
@@ -179,40 +188,22 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("GraphML reader: what expat refuses is named and located") {
-    const auto second =
-        write_file("graphml-expat", "second.graphml", "<graphml>\n</graphml>\n<graphml/>\n");
-    std::string message = "graphml: " + second.string() +
-                          ":3: a second root element <graphml>: a document has one root element";
-    CHECK_THROWS_WITH_AS(read(second), message.c_str(), ParseError);
-
-    const auto text = write_file("graphml-expat", "text.graphml", "abc\n<graphml/>\n");
-    message = "graphml: " + text.string() + ":1: text outside the root element: 'abc'";
-    CHECK_THROWS_WITH_AS(read(text), message.c_str(), ParseError);
-
-    const auto ampersand =
-        write_file("graphml-expat", "ampersand.graphml", "<graphml>\nR & D</graphml>\n");
-    message = "graphml: " + ampersand.string() +
-              ":2: '&' does not start an entity or character reference: write '&amp;' for '&'";
-    CHECK_THROWS_WITH_AS(read(ampersand), message.c_str(), ParseError);
-
-    const auto reference =
-        write_file("graphml-expat", "reference.graphml", "<graphml>\n&#0;</graphml>\n");
-    message = "graphml: " + reference.string() + ":2: invalid character reference '&#0;'";
-    CHECK_THROWS_WITH_AS(read(reference), message.c_str(), ParseError);
-
-    const auto value = write_file("graphml-expat", "value.graphml", "<graphml\n a/>\n");
-    message = "graphml: " + value.string() +
-              ":2: the attribute 'a' in the tag <graphml> has no value: expected ='...' or "
-              "=\"...\"";
-    CHECK_THROWS_WITH_AS(read(value), message.c_str(), ParseError);
-
+    const std::string dir = "graphml-expat";
+    check_refused(dir, "second.graphml", "<graphml>\n</graphml>\n<graphml/>\n",
+                  "3: a second root element <graphml>: a document has one root element");
+    check_refused(dir, "text.graphml", "abc\n<graphml/>\n",
+                  "1: text outside the root element: 'abc'");
+    check_refused(dir, "ampersand.graphml", "<graphml>\nR & D</graphml>\n",
+                  "2: '&' does not start an entity or character reference: write '&amp;' for '&'");
+    check_refused(dir, "reference.graphml", "<graphml>\n&#0;</graphml>\n",
+                  "2: invalid character reference '&#0;'");
+    check_refused(dir, "value.graphml", "<graphml\n a/>\n",
+                  "2: the attribute 'a' in the tag <graphml> has no value: expected ='...' or "
+                  "=\"...\"");
     // What expat names by itself: its own words, the column and what follows.
-    const auto declaration = write_file("graphml-expat", "declaration.graphml",
-                                        "<graphml>\n<?xml version=\"1.0\"?></graphml>\n");
-    message = "graphml: " + declaration.string() +
-              ":2: malformed XML: XML or text declaration not at start of entity at column 1, "
-              "before '<?xml version=\"1.0\"?></graphml>'";
-    CHECK_THROWS_WITH_AS(read(declaration), message.c_str(), ParseError);
+    check_refused(dir, "declaration.graphml", "<graphml>\n<?xml version=\"1.0\"?></graphml>\n",
+                  "2: malformed XML: XML or text declaration not at start of entity at column 1, "
+                  "before '<?xml version=\"1.0\"?></graphml>'");
   }
 
   TEST_CASE("GraphML reader: no entity is declared, expanded or fetched") {
@@ -225,60 +216,42 @@ TEST_SUITE("unit") {
       laughs += "<!ENTITY " + std::string(1, entity) + " \"" + references + "\">\n";
     }
     laughs += "]>\n<graphml><graph edgedefault=\"directed\"><node id=\"&j;\"/></graph></graphml>\n";
-    const auto bomb = write_file("graphml-entities", "laughs.graphml", laughs);
-    std::string message = "graphml: " + bomb.string() +
-                          ":3: the DOCTYPE declares the entity 'a': entities are neither expanded "
-                          "nor fetched, so none may be declared";
-    CHECK_THROWS_WITH_AS(read(bomb), message.c_str(), ParseError);
-
-    const auto external = write_file(
-        "graphml-entities", "external.graphml",
-        "<!DOCTYPE graphml [<!ENTITY e SYSTEM \"/etc/passwd\">]>\n<graphml>&e;</graphml>\n");
-    message = "graphml: " + external.string() +
-              ":1: the DOCTYPE declares the entity 'e': entities are neither expanded nor fetched, "
-              "so none may be declared";
-    CHECK_THROWS_WITH_AS(read(external), message.c_str(), ParseError);
-
-    const auto parameter = write_file("graphml-entities", "parameter.graphml",
-                                      "<!DOCTYPE graphml [<!ENTITY % p \"x\">]><graphml/>\n");
-    message = "graphml: " + parameter.string() +
-              ":1: the DOCTYPE declares the entity '%p': entities are neither expanded nor "
-              "fetched, so none may be declared";
-    CHECK_THROWS_WITH_AS(read(parameter), message.c_str(), ParseError);
+    const std::string dir = "graphml-entities";
+    const std::string refused =
+        ": entities are neither expanded nor fetched, so none may be declared";
+    check_refused(dir, "laughs.graphml", laughs,
+                  "3: the DOCTYPE declares the entity 'a'" + refused);
+    check_refused(
+        dir, "external.graphml",
+        "<!DOCTYPE graphml [<!ENTITY e SYSTEM \"/etc/passwd\">]>\n<graphml>&e;</graphml>\n",
+        "1: the DOCTYPE declares the entity 'e'" + refused);
+    check_refused(dir, "parameter.graphml", "<!DOCTYPE graphml [<!ENTITY % p \"x\">]><graphml/>\n",
+                  "1: the DOCTYPE declares the entity '%p'" + refused);
 
     // An external DTD (GraphML 1.0 files name one) is not read, and the file is.
     const std::string dtd = "<!DOCTYPE graphml SYSTEM \"graphml.dtd\">\n";
     const std::string graph = "<graph edgedefault=\"directed\"><node id=\"a\"/></graph>";
-    const auto named =
-        write_file("graphml-entities", "dtd.graphml", dtd + "<graphml>" + graph + "</graphml>\n");
+    const auto named = write_file(dir, "dtd.graphml", dtd + "<graphml>" + graph + "</graphml>\n");
     CHECK(load(named).nodes.names() == Names{"a"});
 
     // Expat skips the entities such a DTD could declare; the reader refuses them, in text and
     // in attribute values alike.
-    const auto in_text = write_file("graphml-entities", "text.graphml",
-                                    dtd + "<graphml>" + graph + "&x;</graphml>\n");
-    message = "graphml: " + in_text.string() +
-              ":2: the entity '&x;' is not declared: expected &lt; &gt; &amp; &quot; &apos; or a "
-              "character reference (no DTD is read)";
-    CHECK_THROWS_WITH_AS(read(in_text), message.c_str(), ParseError);
-    const auto in_value =
-        write_file("graphml-entities", "value.graphml",
-                   dtd +
-                       "<graphml><graph edgedefault=\"directed\"><node id=\"a&x;\"/>"
-                       "</graph></graphml>\n");
-    message = "graphml: " + in_value.string() +
-              ":2: the entity '&x;' is not declared: expected &lt; &gt; &amp; &quot; &apos; or a "
-              "character reference (no DTD is read) in the tag <node>";
-    CHECK_THROWS_WITH_AS(read(in_value), message.c_str(), ParseError);
+    const std::string undeclared =
+        "2: the entity '&x;' is not declared: expected &lt; &gt; &amp; &quot; &apos; or a "
+        "character reference (no DTD is read)";
+    check_refused(dir, "text.graphml", dtd + "<graphml>" + graph + "&x;</graphml>\n", undeclared);
+    check_refused(dir, "value.graphml",
+                  dtd +
+                      "<graphml><graph edgedefault=\"directed\"><node id=\"a&x;\"/>"
+                      "</graph></graphml>\n",
+                  undeclared + " in the tag <node>");
 
     // Defaults of an <!ATTLIST> are not read either.
-    const auto defaults =
-        write_file("graphml-entities", "defaults.graphml",
-                   "<!DOCTYPE graphml [<!ATTLIST graph edgedefault CDATA \"directed\">]>\n"
-                   "<graphml><graph/></graphml>\n");
-    message = "graphml: " + defaults.string() +
-              ":2: the <graph> element has edgedefault=(none): expected 'directed' or 'undirected'";
-    CHECK_THROWS_WITH_AS(read(defaults), message.c_str(), ParseError);
+    check_refused(dir, "defaults.graphml",
+                  "<!DOCTYPE graphml [<!ATTLIST graph edgedefault CDATA \"directed\">]>\n"
+                  "<graphml><graph/></graphml>\n",
+                  "2: the <graph> element has edgedefault=(none): expected 'directed' or "
+                  "'undirected'");
   }
 
   TEST_CASE("GraphML reader: text is UTF-8 unless the XML declaration names its encoding") {
