@@ -139,24 +139,26 @@ inline const Graph& forward_mask(const Graph& graph, bool add_self_loops, Graph&
 }
 
 template <typename T>
-void check_input(const std::string& where, const Graph& graph, InputRef<T> x,
-                 std::int64_t in_features) {
-  if (x.rows() != graph.num_nodes()) {
-    throw InvalidArgument(where + ": x has " + std::to_string(x.rows()) + " rows, the graph has " +
-                          std::to_string(graph.num_nodes()) + " nodes");
-  }
+void check_columns(const std::string& where, InputRef<T> x, std::int64_t in_features) {
   if (x.cols() != in_features) {
     throw InvalidArgument(where + ": x has " + std::to_string(x.cols()) + " columns, expected " +
                           std::to_string(in_features));
   }
 }
 
-// Checks `grad_out` and prepares `grad_x` (zeroed, N x F) when asked for.
 template <typename T>
-void check_backward(const std::string& where, const Graph& graph, InputRef<T> x,
-                    const RowMatrix<T>& grad_out, std::int64_t out_features, RowMatrix<T>* grad_x) {
-  check_shape(where.c_str(), "grad_out", grad_out, graph.num_nodes(), out_features,
-              "the graph's node count");
+void check_input(const std::string& where, const Graph& graph, InputRef<T> x,
+                 std::int64_t in_features) {
+  if (x.rows() != graph.num_nodes()) {
+    throw InvalidArgument(where + ": x has " + std::to_string(x.rows()) + " rows, the graph has " +
+                          std::to_string(graph.num_nodes()) + " nodes");
+  }
+  check_columns(where, x, in_features);
+}
+
+// Resizes `grad_x` to N x F and zeroes it, when asked for (dense `x` only).
+template <typename T>
+void prepare_grad_x(const std::string& where, InputRef<T> x, RowMatrix<T>* grad_x) {
   if (grad_x == nullptr) return;
   if (x.is_sparse()) {
     throw InvalidArgument(where +
@@ -165,6 +167,15 @@ void check_backward(const std::string& where, const Graph& graph, InputRef<T> x,
   }
   maskgat::ops::detail::resize_buffer(*grad_x, x.rows(), x.cols());
   grad_x->setZero();
+}
+
+// Checks `grad_out` and prepares `grad_x` (zeroed, N x F) when asked for.
+template <typename T>
+void check_backward(const std::string& where, const Graph& graph, InputRef<T> x,
+                    const RowMatrix<T>& grad_out, std::int64_t out_features, RowMatrix<T>* grad_x) {
+  check_shape(where.c_str(), "grad_out", grad_out, graph.num_nodes(), out_features,
+              "the graph's node count");
+  prepare_grad_x(where, x, grad_x);
 }
 
 // The attention-dropout key of a forward, numbering the edges by `numbers` (the numbers the
