@@ -1,5 +1,8 @@
 #include "maskgat/train/metrics.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <string>
 #include <utility>
 
@@ -75,6 +78,106 @@ double ConfusionMatrix::macro_f1() const noexcept {
   return sum / static_cast<double>(classes_);
 }
 
+const char* metric_name(Metric metric) noexcept {
+  return metric == Metric::kRocAuc ? "roc-auc" : "accuracy";
+}
+
+Metric parse_metric(std::string_view name) {
+  if (name == "accuracy") return Metric::kAccuracy;
+  if (name == "roc-auc") return Metric::kRocAuc;
+  throw InvalidArgument("unknown metric '" + std::string(name) + "': expected accuracy or roc-auc");
+}
+
+void require_both_classes(std::span<const std::int32_t> labels, std::span<const NodeId> nodes,
+                          std::string_view what) {
+  std::int64_t positives = 0;
+  for (const NodeId node : nodes) {
+    const auto index = static_cast<std::size_t>(node);
+    const std::int32_t label = node >= 0 && index < labels.size() ? labels[index] : -1;
+    if (label != 0 && label != 1) {
+      throw InvalidArgument("roc_auc: node " + std::to_string(node) + " of " + std::string(what) +
+                            " has label " + std::to_string(label) +
+                            ", expected 0 or 1 (ROC AUC is for two-class tasks)");
+    }
+    positives += label;
+  }
+  const auto count = static_cast<std::int64_t>(nodes.size());
+  if (positives == 0 || positives == count) {
+    throw InvalidArgument("roc_auc: " + std::string(what) + " are all of class " +
+                          std::to_string(positives == 0 ? 0 : 1) + " (" + std::to_string(count) +
+                          " nodes); ROC AUC needs nodes of both classes");
+  }
+}
+
+double roc_auc(std::span<const double> scores, std::span<const std::int32_t> labels) {
+  if (scores.size() != labels.size()) {
+    throw InvalidArgument("roc_auc: " + std::to_string(scores.size()) + " scores for " +
+                          std::to_string(labels.size()) + " labels, expected one per label");
+  }
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    if (!std::isfinite(scores[i])) {
+      throw InvalidArgument("roc_auc: score " + std::to_string(i) + " is " +
+                            std::to_string(scores[i]) + ", expected a finite number");
+    }
+  }
+  std::vector<NodeId> entries(labels.size());
+  std::iota(entries.begin(), entries.end(), NodeId{0});
+  require_both_classes(labels, entries, "the entries");
+  std::sort(entries.begin(), entries.end(), [&](NodeId a, NodeId b) {
+    return scores[static_cast<std::size_t>(a)] < scores[static_cast<std::size_t>(b)];
+  });
+  // Ranks are 1-based; a run of equal scores at ranks first..last gets (first + last) / 2 each.
+  // Twice the ranks are integers, so the sum is exact in double up to 2^52.
+  double twice_rank_sum = 0.0;
+  double positives = 0.0;
+  for (std::size_t first = 0; first < entries.size();) {
+    std::size_t last = first;
+    const double score = scores[static_cast<std::size_t>(entries[first])];
+    while (last + 1 < entries.size() &&
+           scores[static_cast<std::size_t>(entries[last + 1])] == score) {
+      ++last;
+    }
+    double in_run = 0.0;
+    for (std::size_t k = first; k <= last; ++k) {
+      in_run += labels[static_cast<std::size_t>(entries[k])];
+    }
+    twice_rank_sum += in_run * static_cast<double>(first + last + 2);
+    positives += in_run;
+    first = last + 1;
+  }
+  const double negatives = static_cast<double>(entries.size()) - positives;
+  const double u = twice_rank_sum / 2.0 - positives * (positives + 1.0) / 2.0;
+  return u / (positives * negatives);
+}
+
+template <typename T>
+double roc_auc(const RowMatrix<T>& scores, std::span<const std::int32_t> labels,
+               std::span<const NodeId> nodes) {
+  if (scores.cols() != 2) {
+    throw InvalidArgument("roc_auc: the scores have " + std::to_string(scores.cols()) +
+                          " columns, expected 2 (ROC AUC is for two-class tasks)");
+  }
+  std::vector<double> differences;
+  std::vector<std::int32_t> node_labels;
+  differences.reserve(nodes.size());
+  node_labels.reserve(nodes.size());
+  require_both_classes(labels, nodes, "the nodes");
+  for (const NodeId node : nodes) {
+    if (node >= scores.rows()) {
+      throw InvalidArgument("roc_auc: node " + std::to_string(node) + " is outside the " +
+                            std::to_string(scores.rows()) + " rows of scores");
+    }
+    differences.push_back(static_cast<double>(scores(node, 1)) -
+                          static_cast<double>(scores(node, 0)));
+    node_labels.push_back(labels[static_cast<std::size_t>(node)]);
+  }
+  return roc_auc(differences, node_labels);
+}
+
+template double roc_auc<float>(const RowMatrix<float>&, std::span<const std::int32_t>,
+                               std::span<const NodeId>);
+template double roc_auc<double>(const RowMatrix<double>&, std::span<const std::int32_t>,
+                                std::span<const NodeId>);
 template std::vector<std::int32_t> predict_classes<float>(const RowMatrix<float>&);
 template std::vector<std::int32_t> predict_classes<double>(const RowMatrix<double>&);
 

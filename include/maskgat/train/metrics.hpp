@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "maskgat/core/communicator.hpp"
@@ -12,6 +13,60 @@
 #include "maskgat/export.hpp"
 
 namespace maskgat::train {
+
+/// The score that early stopping and model selection follow on the validation nodes, and that a
+/// run reports on the test nodes (`TrainOptions::metric`).
+enum class Metric : std::uint8_t {
+  kAccuracy,  ///< fraction of nodes predicted correctly (any number of classes)
+  kRocAuc,    ///< area under the ROC curve of the class-1 score (two classes only, `roc_auc`)
+};
+
+/// The metric's name on the command line and in output: `accuracy`, `roc-auc`.
+/// @param metric any metric
+/// @return a static string
+[[nodiscard]] MASKGAT_EXPORT const char* metric_name(Metric metric) noexcept;
+
+/// The metric named `name` (`metric_name`'s spelling).
+/// @param name `accuracy` or `roc-auc`
+/// @return the metric
+/// @throws InvalidArgument naming the unknown name and the known ones.
+[[nodiscard]] MASKGAT_EXPORT Metric parse_metric(std::string_view name);
+
+/// Checks that `labels` at `nodes` are all 0 or 1 and that both classes occur, as ROC AUC needs.
+/// @param labels class per node
+/// @param nodes  the nodes (indices into `labels`)
+/// @param what   names the nodes in messages, e.g. `the validation nodes`
+/// @throws InvalidArgument, e.g. `roc_auc: the validation nodes are all of class 1 (40 nodes);
+///         ROC AUC needs nodes of both classes`, or naming a node whose label is not 0 or 1.
+MASKGAT_EXPORT void require_both_classes(std::span<const std::int32_t> labels,
+                                         std::span<const NodeId> nodes, std::string_view what);
+
+/// The area under the ROC curve of `scores` for class 1: the probability that a node of class 1
+/// scores above a node of class 0, a tied pair counting 1/2 (the Mann-Whitney U statistic with
+/// midranks, divided by P x N; scikit-learn's `roc_auc_score`). Exact for any ties: every tied
+/// score gets the mean of the ranks it spans. O(n log n), serial.
+/// @param scores one finite score per entry; any increasing function of P(class 1) (a
+///               probability, a logit difference) gives the same value
+/// @param labels 0 or 1 per entry, both classes present
+/// @return in [0, 1]: 1 when every class-1 entry scores above every class-0 entry, 0 when below,
+///         0.5 when all scores are equal
+/// @throws InvalidArgument when the sizes differ, a score is not finite, a label is not 0 or 1,
+///         or only one class occurs.
+[[nodiscard]] MASKGAT_EXPORT double roc_auc(std::span<const double> scores,
+                                            std::span<const std::int32_t> labels);
+
+/// `roc_auc` of the class-1 score of a two-class model at `nodes`: the logit difference
+/// `scores(i, 1) - scores(i, 0)` (monotone in the softmax probability of class 1, so the same AUC).
+/// @param scores N x 2 logits (or log-probabilities)
+/// @param labels class per node (N entries)
+/// @param nodes  the nodes to score (indices into the rows)
+/// @return the AUC over `nodes`
+/// @throws InvalidArgument when `scores` has not 2 columns, a node is outside the rows, and as
+///         `require_both_classes` (naming "the nodes") and `roc_auc`.
+template <typename T>
+[[nodiscard]] MASKGAT_EXPORT double roc_auc(const RowMatrix<T>& scores,
+                                            std::span<const std::int32_t> labels,
+                                            std::span<const NodeId> nodes);
 
 /// The class of largest score in every row (the lowest index on ties). Serial.
 /// @param scores N x K logits or probabilities

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "maskgat/core/error.hpp"
@@ -27,6 +29,69 @@ TEST_SUITE("unit") {
     const std::vector<NodeId> outside{9};
     CHECK_THROWS_WITH_AS(train::ConfusionMatrix(3, labels, predicted, outside),
                          "confusion matrix: node 9 has no label or prediction",
+                         maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("ROC AUC: Mann-Whitney with midranks, tied pairs counting one half") {
+    // scikit-learn's example: of the 4 (positive, negative) pairs, 3 are ordered right.
+    CHECK(train::roc_auc(std::vector<double>{0.1, 0.4, 0.35, 0.8},
+                         std::vector<std::int32_t>{0, 0, 1, 1}) == 0.75);
+    // Pairs: 2 vs 1 right, 2 vs 2 tied (1/2), 3 vs 1 and 3 vs 2 right: 3.5 of 4.
+    CHECK(train::roc_auc(std::vector<double>{1, 2, 2, 3}, std::vector<std::int32_t>{0, 0, 1, 1}) ==
+          0.875);
+    // A run of three equal scores over both classes: 0.5 beats 0.2 and ties twice (2 of 3), 0.9
+    // beats all three: 5 of 6.
+    CHECK(train::roc_auc(std::vector<double>{0.5, 0.5, 0.5, 0.2, 0.9},
+                         std::vector<std::int32_t>{1, 0, 0, 0, 1}) == doctest::Approx(5.0 / 6.0));
+    const std::vector<std::int32_t> labels{1, 0, 1, 0, 0};
+    CHECK(train::roc_auc(std::vector<double>(5, 0.25), labels) == 0.5);
+    CHECK(train::roc_auc(std::vector<double>{0.9, 0.1, 0.8, 0.2, 0.3}, labels) == 1.0);
+    CHECK(train::roc_auc(std::vector<double>{0.1, 0.9, 0.2, 0.8, 0.3}, labels) == 0.0);
+  }
+
+  TEST_CASE("ROC AUC of a two-class model's logits at some nodes") {
+    maskgat::RowMatrix<float> logits(5, 2);
+    // Class-1 scores (column 1 minus column 0): 1, -2, 0.5, 3, 0.5.
+    logits << 0.0F, 1.0F, 2.0F, 0.0F, 0.0F, 0.5F, -1.0F, 2.0F, 1.0F, 1.5F;
+    const std::vector<std::int32_t> labels{1, 0, 0, 1, 1};
+    // Nodes 1, 2, 4: the positive (0.5) ties the negative 0.5 and beats -2: 1.5 of 2.
+    CHECK(train::roc_auc(logits, labels, std::vector<NodeId>{1, 2, 4}) == 0.75);
+    CHECK(train::roc_auc(logits, labels, std::vector<NodeId>{0, 1, 2, 3, 4}) == 1.0);
+    CHECK_THROWS_WITH_AS(
+        static_cast<void>(train::roc_auc(logits, labels, std::vector<NodeId>{0, 3})),
+        "roc_auc: the nodes are all of class 1 (2 nodes); ROC AUC needs nodes "
+        "of both classes",
+        maskgat::InvalidArgument);
+    const maskgat::RowMatrix<float> three = maskgat::RowMatrix<float>::Zero(5, 3);
+    CHECK_THROWS_WITH_AS(
+        static_cast<void>(train::roc_auc(three, labels, std::vector<NodeId>{0, 1})),
+        "roc_auc: the scores have 3 columns, expected 2 (ROC AUC is for two-class tasks)",
+        maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("ROC AUC refuses one class, other labels, NaN and mismatched sizes") {
+    CHECK_THROWS_WITH_AS(static_cast<void>(train::roc_auc(std::vector<double>{0.2, 0.4},
+                                                          std::vector<std::int32_t>{0, 0})),
+                         "roc_auc: the entries are all of class 0 (2 nodes); ROC AUC needs nodes "
+                         "of both classes",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(static_cast<void>(train::roc_auc(std::vector<double>{0.2, 0.4},
+                                                          std::vector<std::int32_t>{0, 2})),
+                         "roc_auc: node 1 of the entries has label 2, expected 0 or 1 (ROC AUC "
+                         "is for two-class tasks)",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(static_cast<void>(train::roc_auc(std::vector<double>{0.2, std::nan("")},
+                                                          std::vector<std::int32_t>{0, 1})),
+                         "roc_auc: score 1 is nan, expected a finite number",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_WITH_AS(static_cast<void>(train::roc_auc(std::vector<double>{0.2},
+                                                          std::vector<std::int32_t>{0, 1})),
+                         "roc_auc: 1 scores for 2 labels, expected one per label",
+                         maskgat::InvalidArgument);
+    CHECK(train::parse_metric("roc-auc") == train::Metric::kRocAuc);
+    CHECK(std::string(train::metric_name(train::Metric::kAccuracy)) == "accuracy");
+    CHECK_THROWS_WITH_AS(static_cast<void>(train::parse_metric("auc")),
+                         "unknown metric 'auc': expected accuracy or roc-auc",
                          maskgat::InvalidArgument);
   }
 
