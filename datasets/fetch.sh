@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Makes the public citation datasets and Shchur et al.'s npz graphs available in a MaskGAT data
-# directory.
+# Makes the public citation datasets, Shchur et al.'s npz graphs and the heterophily benchmark's
+# graphs available in a MaskGAT data directory.
 #
 #   datasets/fetch.sh [--from DIR] [--dest DIR] [NAME ...]   (installed: maskgat-fetch)
 #
 # NAME: cora, citeseer, pubmed, amazon-computers, amazon-photo, coauthor-cs, gnn-benchmark (the
-# SparseGraph npz files of Cora and CiteSeer) or cora-ml (default: all).
+# SparseGraph npz files of Cora and CiteSeer), cora-ml, actor, chameleon-filtered,
+# squirrel-filtered, tolokers, cornell, texas, wisconsin or heterophily (those seven)
+# (default: all).
 #
-# --from DIR  copy from a local mirror with the same layout (planetoid/, linqs/, graphdata/)
+# --from DIR  copy from a local mirror with the same layout (planetoid/, linqs/, graphdata/, ...)
 #             instead of downloading; default $MASKGAT_DATA_MIRROR when set. A mirror may be
 #             partial: a file it lacks (PubMed's ind.pubmed.allx in some) is reported, not an
 #             error.
@@ -42,22 +44,26 @@ linqs_url="https://linqs-data.soe.ucsc.edu/public/lbc"
 graphdata_url="https://github.com/EdisonLeeeee/GraphData/raw/f8022c26b917346f2a461ffec0ec5ae24b36de68/datasets"
 gnn_benchmark_url="https://github.com/shchur/gnn-benchmark/raw/1e72912a0810cdf27ae54fd589a3b43358a2b161/data/npz"
 ppnp_url="https://github.com/klicperajo/ppnp/raw/394425a9eeffbd95c09d68d6f0e1473ac9c2fd4a/ppnp/data"
+heterophily_url="https://github.com/yandex-research/heterophilous-graphs/raw/a431395582e929d88271309716bea4fe24ce6318/data"
+heterophily_names=(actor chameleon-filtered squirrel-filtered tolokers cornell texas wisconsin)
 
 from="${MASKGAT_DATA_MIRROR:-}"
 dest="${MASKGAT_DATA_DIR:-$default_dest}"
 names=()
-usage() { sed -n '5,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '5,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --from) [ $# -ge 2 ] || usage; from="$2"; shift 2 ;;
     --dest) [ $# -ge 2 ] || usage; dest="$2"; shift 2 ;;
     -h|--help) usage ;;
     cora|citeseer|pubmed|amazon-computers|amazon-photo|coauthor-cs|gnn-benchmark|cora-ml) names+=("$1"); shift ;;
-    *) echo "fetch.sh: unknown argument '$1': expected --from, --dest, cora, citeseer, pubmed, amazon-computers, amazon-photo, coauthor-cs, gnn-benchmark or cora-ml" >&2; exit 2 ;;
+    actor|chameleon-filtered|squirrel-filtered|tolokers|cornell|texas|wisconsin) names+=("$1"); shift ;;
+    heterophily) names+=("${heterophily_names[@]}"); shift ;;
+    *) echo "fetch.sh: unknown argument '$1': expected --from, --dest, cora, citeseer, pubmed, amazon-computers, amazon-photo, coauthor-cs, gnn-benchmark, cora-ml, actor, chameleon-filtered, squirrel-filtered, tolokers, cornell, texas, wisconsin or heterophily" >&2; exit 2 ;;
   esac
 done
 [ ${#names[@]} -gt 0 ] ||
-  names=(cora citeseer pubmed amazon-computers amazon-photo coauthor-cs gnn-benchmark cora-ml)
+  names=(cora citeseer pubmed amazon-computers amazon-photo coauthor-cs gnn-benchmark cora-ml "${heterophily_names[@]}")
 if [ -n "$from" ] && [ ! -d "$from" ]; then
   echo "fetch.sh: mirror '$from' is not a directory" >&2
   exit 1
@@ -149,9 +155,13 @@ fetch_file() {
     return
   fi
   case "$rel" in
-    graphdata/* | gnn-benchmark/* | ppnp/*)
+    graphdata/* | gnn-benchmark/* | ppnp/* | heterophily/*)
       local url="$graphdata_url"
-      case "$rel" in gnn-benchmark/*) url="$gnn_benchmark_url" ;; ppnp/*) url="$ppnp_url" ;; esac
+      case "$rel" in
+        gnn-benchmark/*) url="$gnn_benchmark_url" ;;
+        ppnp/*) url="$ppnp_url" ;;
+        heterophily/*) url="$heterophily_url" ;;
+      esac
       if download "$url/$(basename "$rel")" "$tmpdir/file"; then
         install_file "$rel" "$tmpdir/file"
       else
@@ -187,6 +197,8 @@ for name in "${names[@]}"; do
     coauthor-cs) fetch_file graphdata/coauthor_cs.npz ;;
     gnn-benchmark) for file in cora citeseer; do fetch_file "gnn-benchmark/$file.npz"; done ;;
     cora-ml) fetch_file ppnp/cora_ml.npz ;;
+    actor|chameleon-filtered|squirrel-filtered|tolokers|cornell|texas|wisconsin)
+      fetch_file "heterophily/${name//-/_}.npz" ;;
     *)
       for part in x tx allx y ty ally graph test.index; do fetch_file "planetoid/ind.$name.$part"; done
       if [ "$name" != pubmed ]; then

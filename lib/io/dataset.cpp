@@ -168,6 +168,23 @@ void draw_split(Dataset& dataset, const std::optional<RandomSplitSizes>& sizes,
   dataset.preparation.random_split = true;
   dataset.preparation.split_seed = seed;
   dataset.preparation.split_sizes = drawn;
+  dataset.preparation.fixed_split = -1;
+}
+
+void use_fixed_split(Dataset& dataset, std::int64_t index) {
+  const auto count = static_cast<std::int64_t>(dataset.fixed_splits.size());
+  if (count == 0) {
+    throw InvalidArgument("split index " + std::to_string(index) + ": " + dataset.name +
+                          " carries no fixed splits");
+  }
+  if (index < 0 || index >= count) {
+    throw InvalidArgument(
+        "split index " + std::to_string(index) + " is out of range: " + dataset.name + " carries " +
+        std::to_string(count) + " fixed splits, 0 to " + std::to_string(count - 1));
+  }
+  dataset.split = dataset.fixed_splits[static_cast<std::size_t>(index)];
+  dataset.preparation.random_split = false;
+  dataset.preparation.fixed_split = index;
 }
 
 void keep_largest_component(Dataset& dataset) {
@@ -210,6 +227,7 @@ void keep_largest_component(Dataset& dataset) {
   keep(dataset.labels);
   keep(dataset.node_names);
   keep(dataset.split);
+  for (std::vector<SplitPart>& fixed : dataset.fixed_splits) keep(fixed);
   dataset.notes.push_back("largest component: " + std::to_string(kept.size()) + " of " +
                           std::to_string(component.size()) + " nodes kept (" +
                           std::to_string(count) + " components)");
@@ -228,14 +246,19 @@ void read_split_into(Dataset& dataset, const std::filesystem::path& path,
   nodes.freeze();
   dataset.split = read_split(path, nodes, options, dataset.notes, dataset.labels);
   dataset.preparation.random_split = false;
+  dataset.preparation.fixed_split = -1;
   std::erase_if(dataset.notes,
                 [](const std::string& note) { return note.starts_with("random split:"); });
 }
 
 namespace {
 
-// The largest component when the options ask for it (read_npz keeps it itself).
-Dataset with_component_rule(Dataset dataset, const DatasetOptions& options) {
+// The largest component when the options ask for it (read_npz keeps it itself); a fixed split
+// asked of data that carries none is refused (read_npz picks its own).
+Dataset with_option_rules(Dataset dataset, const DatasetOptions& options) {
+  if (options.fixed_split && dataset.fixed_splits.empty()) {
+    use_fixed_split(dataset, *options.fixed_split);
+  }
   if (options.largest_component && !dataset.preparation.largest_component) {
     keep_largest_component(dataset);
   }
@@ -258,15 +281,23 @@ Dataset load_named(std::string_view name, const DatasetOptions& options) {
     }
     return read_planetoid(options.data_dir / "planetoid", canonical, options);
   }
-  // Shchur et al.'s graphs, as the mirror and datasets/fetch.sh keep them.
+  // Shchur et al.'s graphs and the heterophily benchmark's, as the mirror and datasets/fetch.sh
+  // keep them.
   constexpr std::pair<std::string_view, std::string_view> kNpzGraphs[] = {
-      {"amazon-computers", "amazon_cs.npz"},
-      {"amazon-photo", "amazon_photo.npz"},
-      {"coauthor-cs", "coauthor_cs.npz"}};
+      {"amazon-computers", "graphdata/amazon_cs.npz"},
+      {"amazon-photo", "graphdata/amazon_photo.npz"},
+      {"coauthor-cs", "graphdata/coauthor_cs.npz"},
+      {"actor", "heterophily/actor.npz"},
+      {"chameleon-filtered", "heterophily/chameleon_filtered.npz"},
+      {"squirrel-filtered", "heterophily/squirrel_filtered.npz"},
+      {"tolokers", "heterophily/tolokers.npz"},
+      {"cornell", "heterophily/cornell.npz"},
+      {"texas", "heterophily/texas.npz"},
+      {"wisconsin", "heterophily/wisconsin.npz"}};
   for (const auto& [graph, file] : kNpzGraphs) {
     if (canonical != graph) continue;
     try {
-      return read_npz(options.data_dir / "graphdata" / file, canonical, options);
+      return read_npz(options.data_dir / file, canonical, options);
     } catch (const IoError& error) {
       throw IoError(std::string(error.what()) + " (fetch it with: datasets/fetch.sh --dest " +
                     options.data_dir.string() + " " + canonical + " (installed: maskgat-fetch))");
@@ -274,13 +305,14 @@ Dataset load_named(std::string_view name, const DatasetOptions& options) {
   }
   throw InvalidArgument("unknown dataset '" + std::string(name) +
                         "': expected cora, citeseer, pubmed, amazon-computers, amazon-photo, "
-                        "coauthor-cs or synthetic:nodes=N,...");
+                        "coauthor-cs, actor, chameleon-filtered, squirrel-filtered, tolokers, "
+                        "cornell, texas, wisconsin or synthetic:nodes=N,...");
 }
 
 }  // namespace
 
 Dataset load_dataset(std::string_view name, const DatasetOptions& options) {
-  return with_component_rule(load_named(name, options), options);
+  return with_option_rules(load_named(name, options), options);
 }
 
 Dataset load_files(const FileSources& files, const DatasetOptions& options) {
@@ -351,7 +383,7 @@ Dataset load_files(const FileSources& files, const DatasetOptions& options) {
       dataset.notes.push_back(std::move(note));
   }
   if (!files.features.empty()) normalize_features(dataset, options.normalize_features);
-  return with_component_rule(std::move(dataset), options);
+  return with_option_rules(std::move(dataset), options);
 }
 
 Statistics compute_statistics(const Dataset& dataset) {

@@ -1,6 +1,7 @@
 #include "maskgat/io/npz.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -156,6 +157,12 @@ SparseFeatures sparse_features(const detail::CsrArrays& csr, const NpzFile& file
   return features;
 }
 
+// Element (row, col) of the 2-D `array` in its storage order.
+std::size_t element_at(const detail::NumpyArray& array, std::int64_t row, std::int64_t col) {
+  return static_cast<std::size_t>(array.fortran ? col * array.shape[0] + row
+                                                : row * array.shape[1] + col);
+}
+
 FeatureMatrix read_features(NpzFile& file, std::int64_t max_features) {
   constexpr std::string_view kLimit = "feature limit (raise it with --max-features)";
   const std::int64_t max_cols =
@@ -164,7 +171,7 @@ FeatureMatrix read_features(NpzFile& file, std::int64_t max_features) {
     return FeatureMatrix(
         sparse_features(csr_from_arrays(file, *prefix, max_cols, kLimit), file, *prefix + "data"));
   }
-  for (const std::string_view key : {"node_attr", "attr_matrix"}) {
+  for (const std::string_view key : {"node_attr", "attr_matrix", "node_features"}) {
     if (!file.has(key)) continue;
     const detail::NumpyArray array = file.array(key);
     if (array.dtype.kind == detail::NumpyKind::kObject) {
@@ -183,17 +190,144 @@ FeatureMatrix read_features(NpzFile& file, std::int64_t max_features) {
     const std::vector<float> values = detail::numpy_floats(array);
     DenseFeatures dense(array.shape[0], array.shape[1]);
     for (std::int64_t r = 0; r < dense.rows(); ++r) {
-      for (std::int64_t c = 0; c < dense.cols(); ++c) {
-        const std::int64_t at = array.fortran ? c * dense.rows() + r : r * dense.cols() + c;
-        dense(r, c) = values[static_cast<std::size_t>(at)];
-      }
+      for (std::int64_t c = 0; c < dense.cols(); ++c) dense(r, c) = values[element_at(array, r, c)];
     }
     if (!dense.allFinite()) file.fail(key, "holds a value that is not a finite float");
     return FeatureMatrix(std::move(dense));
   }
   throw ParseError(kReader, file.path(), 0,
                    "no features: expected the members attr_data.npy, ... (or attr_matrix.data.npy, "
-                   "...), attr_matrix.npy or node_attr.npy");
+                   "...), attr_matrix.npy, node_attr.npy or node_features.npy");
+}
+
+// The adjacency matrix of Shchur et al.'s layouts as its entries (row -> column), and its
+// `num_nodes`.
+EdgeList read_adjacency(NpzFile& file, std::int64_t& num_nodes) {
+  const Limits& limits = file.limits();
+  constexpr std::string_view kNodeLimit = "node limit (raise it with --max-nodes)";
+  detail::CsrArrays adjacency;
+  std::string adjacency_key;
+  if (const auto prefix = array_prefix(file, "adj")) {
+    adjacency = csr_from_arrays(file, *prefix, limits.max_nodes, kNodeLimit);
+    adjacency_key = *prefix + "data";
+  } else if (file.has("adj_matrix")) {
+    adjacency = csr_from_pickle(file, "adj_matrix");
+    adjacency_key = "adj_matrix";
+  } else {
+    throw ParseError(kReader, file.path(), 0,
+                     "no adjacency matrix: expected the members adj_data.npy, adj_indices.npy, "
+                     "adj_indptr.npy, adj_shape.npy (or adj_matrix.data.npy, ...) or "
+                     "adj_matrix.npy, or edges.npy");
+  }
+  num_nodes = adjacency.rows;
+  if (adjacency.cols != num_nodes) {
+    file.fail(adjacency_key, "is a " + std::to_string(adjacency.rows) + " x " +
+                                 std::to_string(adjacency.cols) +
+                                 " matrix, expected a square adjacency matrix");
+  }
+  const std::int64_t entries = adjacency.indptr.back();
+  if (2 * entries > limits.max_edges) {
+    file.fail_limit(adjacency_key,
+                    "holds " + std::to_string(entries) + " entries, which make up to " +
+                        std::to_string(2 * entries) + " edges both ways: over the edge limit of " +
+                        std::to_string(limits.max_edges) + " (raise it with --max-edges)");
+  }
+  EdgeList edges;
+  edges.sources.reserve(static_cast<std::size_t>(entries));
+  edges.targets.reserve(static_cast<std::size_t>(entries));
+  for (std::int64_t r = 0; r < num_nodes; ++r) {
+    const auto row = static_cast<std::size_t>(r);
+    for (std::int64_t k = adjacency.indptr[row]; k < adjacency.indptr[row + 1]; ++k) {
+      edges.sources.push_back(static_cast<NodeId>(r));
+      edges.targets.push_back(adjacency.indices[static_cast<std::size_t>(k)]);
+    }
+  }
+  return edges;
+}
+
+// The edges of the heterophily benchmark's layout: `edges`, an E x 2 integer array of node pairs
+// in [0, num_nodes), each undirected edge once.
+EdgeList read_edge_pairs(NpzFile& file, std::int64_t num_nodes) {
+  constexpr std::string_view kKey = "edges";
+  const detail::NumpyArray array = file.array(kKey);
+  if (array.shape.size() != 2 || array.shape[1] != 2) {
+    file.fail(kKey, "has shape " + detail::shape_text(array.shape) +
+                        ", expected (E, 2): one row per edge");
+  }
+  const std::int64_t edges = array.shape[0];
+  const std::int64_t max_edges = file.limits().max_edges;
+  if (edges > max_edges / 2) {
+    file.fail_limit(kKey, "holds " + std::to_string(edges) + " edges, which make " +
+                              std::to_string(2 * edges) + " both ways: over the edge limit of " +
+                              std::to_string(max_edges) + " (raise it with --max-edges)");
+  }
+  const std::optional<std::vector<std::int64_t>> ids = detail::numpy_integers(array);
+  if (!ids || array.dtype.kind == detail::NumpyKind::kBool) {
+    file.fail(kKey, "holds dtype '" + array.dtype.code + "', expected integers");
+  }
+  EdgeList list;
+  list.sources.reserve(static_cast<std::size_t>(edges));
+  list.targets.reserve(static_cast<std::size_t>(edges));
+  for (std::int64_t e = 0; e < edges; ++e) {
+    const std::int64_t source = (*ids)[element_at(array, e, 0)];
+    const std::int64_t target = (*ids)[element_at(array, e, 1)];
+    for (const std::int64_t node : {source, target}) {
+      if (node < 0 || node >= num_nodes) {
+        file.fail(kKey, "row " + std::to_string(e) + " holds node " + std::to_string(node) +
+                            ", outside [0, " + std::to_string(num_nodes) + ") of the " +
+                            std::to_string(num_nodes) + " feature rows");
+      }
+    }
+    list.sources.push_back(static_cast<NodeId>(source));
+    list.targets.push_back(static_cast<NodeId>(target));
+  }
+  return list;
+}
+
+// The fixed splits of the heterophily benchmark's layout: bool arrays `train_masks`,
+// `val_masks` and `test_masks` of shape K x N, row k marking split k's nodes of that part; a node
+// may be in at most one part of a split.
+std::vector<std::vector<SplitPart>> read_fixed_splits(NpzFile& file, std::int64_t num_nodes) {
+  constexpr std::array<std::pair<std::string_view, SplitPart>, 3> kMasks = {
+      std::pair{std::string_view("train_masks"), SplitPart::kTrain},
+      std::pair{std::string_view("val_masks"), SplitPart::kVal},
+      std::pair{std::string_view("test_masks"), SplitPart::kTest}};
+  std::vector<std::vector<SplitPart>> splits;
+  for (const auto& [key, part] : kMasks) {
+    const detail::NumpyArray array = file.array(key);
+    if (array.dtype.kind != detail::NumpyKind::kBool) {
+      file.fail(key, "holds dtype '" + array.dtype.code + "', expected bool ('|b1')");
+    }
+    if (array.shape.size() != 2 || array.shape[0] < 1 || array.shape[1] != num_nodes) {
+      file.fail(key, "has shape " + detail::shape_text(array.shape) + ", expected (K, " +
+                         std::to_string(num_nodes) + "): one row of the " +
+                         std::to_string(num_nodes) + " nodes for each of K >= 1 splits");
+    }
+    const std::int64_t count = array.shape[0];
+    if (splits.empty()) {
+      splits.assign(static_cast<std::size_t>(count),
+                    std::vector<SplitPart>(static_cast<std::size_t>(num_nodes), SplitPart::kNone));
+    } else if (count != static_cast<std::int64_t>(splits.size())) {
+      file.fail(key, "holds " + std::to_string(count) + " splits, member 'train_masks.npy' " +
+                         std::to_string(splits.size()));
+    }
+    const std::vector<std::int64_t> marks = *detail::numpy_integers(array);
+    for (std::int64_t k = 0; k < count; ++k) {
+      std::vector<SplitPart>& split = splits[static_cast<std::size_t>(k)];
+      for (std::int64_t i = 0; i < num_nodes; ++i) {
+        if (marks[element_at(array, k, i)] == 0) continue;
+        SplitPart& node = split[static_cast<std::size_t>(i)];
+        if (node != SplitPart::kNone) {
+          file.fail(key, "puts node " + std::to_string(i) + " of split " + std::to_string(k) +
+                             " in its " + split_part_name(part) + " set, and it is in its " +
+                             split_part_name(node) +
+                             " set already: expected each node in at most one set of a split");
+        }
+        node = part;
+      }
+    }
+  }
+  return splits;
 }
 
 std::vector<std::string> read_class_names(NpzFile& file) {
@@ -222,45 +356,33 @@ Dataset read_npz(const std::filesystem::path& path, const std::string& name,
   NpzFile file(path, limits);
   const std::string file_name = path.filename().string();
 
-  constexpr std::string_view kNodeLimit = "node limit (raise it with --max-nodes)";
-  detail::CsrArrays adjacency;
-  std::string adjacency_key;
-  if (const auto prefix = array_prefix(file, "adj")) {
-    adjacency = csr_from_arrays(file, *prefix, limits.max_nodes, kNodeLimit);
-    adjacency_key = *prefix + "data";
-  } else if (file.has("adj_matrix")) {
-    adjacency = csr_from_pickle(file, "adj_matrix");
-    adjacency_key = "adj_matrix";
-  } else {
-    throw ParseError(kReader, file.path(), 0,
-                     "no adjacency matrix: expected the members adj_data.npy, adj_indices.npy, "
-                     "adj_indptr.npy, adj_shape.npy (or adj_matrix.data.npy, ...) or "
-                     "adj_matrix.npy");
-  }
-  const std::int64_t num_nodes = adjacency.rows;
-  if (adjacency.cols != num_nodes) {
-    file.fail(adjacency_key, "is a " + std::to_string(adjacency.rows) + " x " +
-                                 std::to_string(adjacency.cols) +
-                                 " matrix, expected a square adjacency matrix");
-  }
-  const std::int64_t entries = adjacency.indptr.back();
-  if (2 * entries > limits.max_edges) {
-    file.fail_limit(adjacency_key,
-                    "holds " + std::to_string(entries) + " entries, which make up to " +
-                        std::to_string(2 * entries) + " edges both ways: over the edge limit of " +
-                        std::to_string(limits.max_edges) + " (raise it with --max-edges)");
-  }
-
   Dataset dataset;
   dataset.name = name;
-  dataset.features = read_features(file, limits.max_features);
-  if (dataset.features.rows() != num_nodes) {
-    throw ParseError(kReader, file.path(), 0,
-                     "the features have " + std::to_string(dataset.features.rows()) +
-                         " rows, the adjacency matrix " + std::to_string(num_nodes) + " nodes");
+  std::int64_t num_nodes = 0;
+  EdgeList edges;
+  if (file.has("edges")) {  // the heterophily benchmark's layout: dense features, an edge array
+    dataset.features = read_features(file, limits.max_features);
+    num_nodes = dataset.features.rows();
+    if (num_nodes > limits.max_nodes) {
+      throw LimitError(kReader, file.path(), 0,
+                       "the features have " + std::to_string(num_nodes) +
+                           " rows, over the node limit of " + std::to_string(limits.max_nodes) +
+                           " (raise it with --max-nodes)");
+    }
+    edges = read_edge_pairs(file, num_nodes);
+  } else {
+    edges = read_adjacency(file, num_nodes);
+    dataset.features = read_features(file, limits.max_features);
+    if (dataset.features.rows() != num_nodes) {
+      throw ParseError(kReader, file.path(), 0,
+                       "the features have " + std::to_string(dataset.features.rows()) +
+                           " rows, the adjacency matrix " + std::to_string(num_nodes) + " nodes");
+    }
   }
 
-  const std::string_view labels_key = file.has("labels") ? "labels" : "node_label";
+  const std::string_view labels_key = file.has("labels")        ? "labels"
+                                      : file.has("node_labels") ? "node_labels"
+                                                                : "node_label";
   const std::vector<std::int64_t> labels = integer_vector(file, labels_key);
   if (static_cast<std::int64_t>(labels.size()) != num_nodes) {
     file.fail(labels_key, "holds " + std::to_string(labels.size()) + " labels for " +
@@ -293,25 +415,24 @@ Dataset read_npz(const std::filesystem::path& path, const std::string& name,
     }
     dataset.labels[i] = static_cast<std::int32_t>(labels[i]);
   }
+  if (file.has("train_masks")) dataset.fixed_splits = read_fixed_splits(file, num_nodes);
 
-  EdgeList edges;
-  edges.sources.reserve(static_cast<std::size_t>(entries));
-  edges.targets.reserve(static_cast<std::size_t>(entries));
-  for (std::int64_t r = 0; r < num_nodes; ++r) {
-    const auto row = static_cast<std::size_t>(r);
-    for (std::int64_t k = adjacency.indptr[row]; k < adjacency.indptr[row + 1]; ++k) {
-      edges.sources.push_back(static_cast<NodeId>(r));
-      edges.targets.push_back(adjacency.indices[static_cast<std::size_t>(k)]);
-    }
-  }
-  adjacency = detail::CsrArrays();
   dataset.graph = detail::published_graph(num_nodes, std::move(edges), "npz: " + file_name + ": ",
                                           dataset.notes);
   dataset.preparation.undirected = true;  // symmetrised as PyG does
   normalize_features(dataset, options.normalize_features);
   dataset.node_names.reserve(static_cast<std::size_t>(num_nodes));
   for (std::int64_t i = 0; i < num_nodes; ++i) dataset.node_names.push_back(std::to_string(i));
-  draw_split(dataset, options.split_sizes, options.seed);
+  if (options.fixed_split && options.split_sizes) {
+    throw InvalidArgument("npz: " + file_name + ": split index " +
+                          std::to_string(*options.fixed_split) +
+                          " and the sizes of a random split both given; give one of them");
+  }
+  if (options.fixed_split || (!dataset.fixed_splits.empty() && !options.split_sizes)) {
+    use_fixed_split(dataset, options.fixed_split.value_or(0));
+  } else {
+    draw_split(dataset, options.split_sizes, options.seed);
+  }
   if (options.largest_component) keep_largest_component(dataset);
   return dataset;
 }

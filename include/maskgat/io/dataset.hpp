@@ -65,6 +65,9 @@ struct DataPreparation {
   bool largest_component = false;
   std::uint64_t split_seed = 0;  ///< with `random_split`: its seed
   RandomSplitSizes split_sizes;  ///< with `random_split`: the sizes it was drawn with
+  /// The fixed split the split is (an index into `Dataset::fixed_splits`), -1 when it is none of
+  /// them (drawn, read from a split file, or the data carries no fixed splits).
+  std::int64_t fixed_split = -1;
 };
 
 /// A node-classification dataset.
@@ -88,6 +91,10 @@ struct MASKGAT_EXPORT Dataset {
   std::vector<std::string> node_names;
   /// Split part of every node (N entries).
   std::vector<SplitPart> split;
+  /// The fixed splits that come with the data (each N parts), as the heterophily benchmark's
+  /// ten; empty when it has none. `split` is one of them when `preparation.fixed_split` >= 0
+  /// (`use_fixed_split`).
+  std::vector<std::vector<SplitPart>> fixed_splits;
   /// What the loaders merged or dropped.
   Notes notes;
   /// How the loaders prepared it: direction, normalisation, where the split came from.
@@ -124,8 +131,12 @@ struct DatasetOptions {
   /// Seed of random splits (LINQS, own files without a split); a synthetic graph takes graph,
   /// features and split from the `seed=` of its spec instead.
   std::uint64_t seed = 0;
-  /// The sizes of those random splits; unset: `default_split_sizes` of the labels.
+  /// The sizes of those random splits; unset: `default_split_sizes` of the labels. Data that
+  /// carries fixed splits then uses a random split instead of them.
   std::optional<RandomSplitSizes> split_sizes;
+  /// Of data that carries fixed splits, the one to use (`use_fixed_split`); unset: the first.
+  /// Set for data without fixed splits, or together with `split_sizes`, it is an error.
+  std::optional<std::int64_t> fixed_split;
   /// Keep only the largest weakly connected component (`keep_largest_component`), as Shchur et
   /// al. evaluate; the split is then drawn on it.
   bool largest_component = false;
@@ -188,12 +199,20 @@ struct DatasetFingerprint {
 MASKGAT_EXPORT void draw_split(Dataset& dataset, const std::optional<RandomSplitSizes>& sizes,
                                std::uint64_t seed);
 
+/// Makes fixed split `index` of those `dataset` carries its split (`Dataset::fixed_splits`) and
+/// records it in `dataset.preparation`.
+/// @param dataset any dataset
+/// @param index   in [0, K) for K fixed splits
+/// @throws InvalidArgument when the dataset carries no fixed splits or `index` is out of range,
+///         e.g. `split index 10 is out of range: tolokers carries 10 fixed splits, 0 to 9`.
+MASKGAT_EXPORT void use_fixed_split(Dataset& dataset, std::int64_t index);
+
 /// Keeps only the largest weakly connected component of `dataset` (the first of equal ones, in
 /// order of their smallest node), as Shchur et al. and PyG's `LargestConnectedComponents` do: its
 /// nodes keep their order and names, the other nodes and their features and labels are dropped,
 /// a random split is drawn again on what is kept (with the sizes and seed it was drawn with) and a
-/// split that came with the data keeps its parts. A note says how many nodes were kept; it is
-/// recorded in `dataset.preparation`. O(N + E).
+/// split that came with the data (and every fixed split) keeps its parts. A note says how many
+/// nodes were kept; it is recorded in `dataset.preparation`. O(N + E).
 /// @param dataset any dataset
 MASKGAT_EXPORT void keep_largest_component(Dataset& dataset);
 
@@ -209,12 +228,15 @@ MASKGAT_EXPORT void read_split_into(Dataset& dataset, const std::filesystem::pat
                                     const ReadOptions& options);
 
 /// Loads `cora`, `citeseer`, `pubmed` (from `options.source`), Shchur et al.'s
-/// `amazon-computers`, `amazon-photo` and `coauthor-cs` (`graphdata/*.npz`) or `synthetic:...`;
+/// `amazon-computers`, `amazon-photo` and `coauthor-cs` (`graphdata/*.npz`), the heterophily
+/// benchmark's `actor`, `chameleon-filtered`, `squirrel-filtered`, `tolokers`, `cornell`, `texas`
+/// and `wisconsin` (`heterophily/*.npz`, with their ten fixed splits) or `synthetic:...`;
 /// names and the `synthetic:` prefix are matched without regard to case.
 /// @param name    a built-in name, or a `synthetic:` spec (`parse_synthetic_spec`)
 /// @param options data directory, source, feature handling, split seed and reader limits
 /// @return the dataset (`read_planetoid`, `read_linqs`, `read_npz` or `make_synthetic`)
-/// @throws InvalidArgument (unknown name, `pubmed` from LINQS, bad synthetic spec), IoError
+/// @throws InvalidArgument (unknown name, `pubmed` from LINQS, bad synthetic spec,
+///         `options.fixed_split` for data without fixed splits or out of range), IoError
 ///         naming a missing file and the fetch command, ParseError / LimitError from the readers.
 [[nodiscard]] MASKGAT_EXPORT Dataset load_dataset(std::string_view name,
                                                   const DatasetOptions& options);
@@ -226,7 +248,8 @@ MASKGAT_EXPORT void read_split_into(Dataset& dataset, const std::filesystem::pat
 /// @param files   the files and how to read them
 /// @param options split seed and sizes, feature normalisation and reader limits
 /// @return the dataset, named after the graph file, with the readers' notes
-/// @throws InvalidArgument (unknown `files.format`, negative split sizes), IoError (a file
+/// @throws InvalidArgument (unknown `files.format`, negative split sizes, `options.fixed_split`
+///         set: own files carry no fixed splits), IoError (a file
 ///         cannot be read), ParseError / LimitError from the readers.
 [[nodiscard]] MASKGAT_EXPORT Dataset load_files(const FileSources& files,
                                                 const DatasetOptions& options);

@@ -229,7 +229,14 @@ TEST_SUITE("unit") {
                          maskgat::InvalidArgument);
     CHECK_THROWS_WITH_AS(maskgat::load_dataset("corax", {}),
                          "unknown dataset 'corax': expected cora, citeseer, pubmed, "
-                         "amazon-computers, amazon-photo, coauthor-cs or synthetic:nodes=N,...",
+                         "amazon-computers, amazon-photo, coauthor-cs, actor, chameleon-filtered, "
+                         "squirrel-filtered, tolokers, cornell, texas, wisconsin or "
+                         "synthetic:nodes=N,...",
+                         maskgat::InvalidArgument);
+    maskgat::DatasetOptions options;
+    options.fixed_split = 2;
+    CHECK_THROWS_WITH_AS(maskgat::load_files(small_files(), options),
+                         "split index 2: edges.txt carries no fixed splits",
                          maskgat::InvalidArgument);
   }
 
