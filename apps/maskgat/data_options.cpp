@@ -99,7 +99,8 @@ void add_data_options(CLI::App& command, DataOptions& options, CLI::Option* inst
   auto* dataset = command.add_option(
       "--dataset", options.dataset,
       "Built-in dataset: cora, citeseer, pubmed, amazon-computers, amazon-photo, coauthor-cs, "
-      "or synthetic:nodes=N,degree=D,features=F,"
+      "the heterophily graphs actor, chameleon-filtered, squirrel-filtered, tolokers, cornell, "
+      "texas, wisconsin, or synthetic:nodes=N,degree=D,features=F,"
       "classes=K[,seed=S][,homophily=H]");
   command.add_option("--data-dir", options.data_dir,
                      "Data directory (default: $MASKGAT_DATA_DIR, else datasets/ of the source "
@@ -115,7 +116,8 @@ void add_data_options(CLI::App& command, DataOptions& options, CLI::Option* inst
   auto* npz = command.add_option(
       "--npz", options.npz,
       "Graph in an npz archive (Shchur et al.'s layouts: plain arrays, or pickled scipy "
-      "matrices); nodes are named by their row");
+      "matrices; or the heterophily benchmark's, with fixed splits); nodes are named by their "
+      "row");
   npz->excludes(dataset)->excludes(graph);
   auto* store = command.add_option(
       "--store", options.store,
@@ -136,9 +138,10 @@ void add_data_options(CLI::App& command, DataOptions& options, CLI::Option* inst
                   "CSV/TSV features with a header 'node,<names...>'; defines the nodes")
       ->needs(graph);
   command.add_option("--labels", files.labels, "Labels file, 'node label' per line")->needs(graph);
-  command.add_option("--split", files.split,
-                     "Split file, 'node train|val|test' per line, naming the nodes as --split-out "
-                     "writes them (npz graphs: by their row)");
+  auto* split_file =
+      command.add_option("--split", files.split,
+                         "Split file, 'node train|val|test' per line, naming the nodes as "
+                         "--split-out writes them (npz graphs: by their row)");
   command.add_flag("--undirected", files.undirected, "Add the reverse of every edge")->needs(graph);
   command.add_flag("--numeric-ids", files.numeric_ids, "Node tokens are 0-based integer ids")
       ->needs(graph);
@@ -169,6 +172,14 @@ void add_data_options(CLI::App& command, DataOptions& options, CLI::Option* inst
           ->expected(2)
           ->check(integer_at_least(0));
   per_class->excludes(sizes);
+  command
+      .add_option("--split-index", options.split_index,
+                  "Of data that carries fixed splits (the heterophily graphs: 10), the one to use "
+                  "(default 0; train --runs R uses splits K to K+R-1)")
+      ->check(integer_at_least(0))
+      ->excludes(sizes)
+      ->excludes(per_class)
+      ->excludes(split_file);
   command.add_flag("--largest-component", load.largest_component,
                    "Keep only the largest weakly connected component (as Shchur et al.); the "
                    "split is drawn on it");
@@ -245,9 +256,14 @@ Dataset load_data_for_model(DataOptions& options, const std::optional<train::Dat
       say(run, "note: model " + model + ": " + note);
     }
   }
-  const bool own_split = options.seed || !options.split_sizes.empty() ||
-                         !options.split_per_class.empty() || !options.files.split.empty();
+  // A random split is the options' own with a seed or sizes; a fixed split with an index, or
+  // when sizes or a split file replace it.
+  const bool own_sizes = !options.split_sizes.empty() || !options.split_per_class.empty() ||
+                         !options.files.split.empty();
+  const bool own_random_split = options.seed || own_sizes;
+  const bool own_fixed_split = options.split_index || own_sizes;
   Dataset dataset = load_model_data(options, run, [&](Dataset& loaded) {
+    const bool own_split = loaded.preparation.fixed_split >= 0 ? own_fixed_split : own_random_split;
     if (follow && with_split && !own_split) train::redraw_split_as_trained(*trained, loaded);
   });
   if (!trained) {
@@ -295,6 +311,7 @@ Dataset open_store_as_asked(const DataOptions& options) {
   store.verify_features = options.verify_store;
   store.limits = load.read.limits;
   Dataset dataset = open_store(options.store, store);
+  if (load.fixed_split) use_fixed_split(dataset, *load.fixed_split);  // a store carries none
   if (load.largest_component && !dataset.preparation.largest_component) {
     keep_largest_component(dataset);
   }
@@ -322,6 +339,7 @@ Dataset load_data(DataOptions& options, const RunOptions& run,
   if (!options.split_per_class.empty()) {
     load.split_sizes = per_class_split(options.split_per_class[0], options.split_per_class[1]);
   }
+  load.fixed_split = options.split_index;
   load.source = options.source == "linqs" ? DatasetSource::kLinqs : DatasetSource::kPlanetoid;
   load.data_dir = resolve_data_dir(options.data_dir, default_data_dir());
   std::string prefix = options.dataset.substr(0, 10);

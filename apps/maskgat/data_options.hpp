@@ -19,7 +19,7 @@ namespace maskgat::app {
 
 struct DataOptions {
   std::string dataset;
-  std::filesystem::path npz;  // --npz: a graph in an npz archive
+  std::filesystem::path npz;    // --npz: a graph in an npz archive
   std::filesystem::path store;  // --store: a binary graph store, mapped
   bool verify_store = false;    // --verify: also check the store's feature checksums
   std::optional<std::filesystem::path> data_dir;
@@ -29,6 +29,7 @@ struct DataOptions {
   std::optional<std::uint64_t> seed;      // --seed (default 0; a model's split seed when applied)
   std::vector<std::int64_t> split_sizes;  // --split-sizes: train per class, val, test; or empty
   std::vector<std::int64_t> split_per_class;  // --split-per-class: train, val per class; or empty
+  std::optional<std::int64_t> split_index;    // --split-index: of data that carries fixed splits
   bool as_given = false;  // --data-as-given: a model's preparation is not applied
 };
 
@@ -68,9 +69,9 @@ void say_verbose(const RunOptions& run, const std::string& line);
 
 // Registers `--dataset`, `--data-dir`, `--source`, `--graph`, `--npz`, `--store`, `--verify`,
 // `--format`, `--features`, `--labels`, `--split`, `--undirected`, `--numeric-ids`,
-// `--num-nodes`, `--strict`, `--seed` and the reader limits on `command`. `instead`, when given,
-// is an option that reads the data another way (train's --partitions): it excludes the four
-// sources and satisfies the need for one.
+// `--num-nodes`, `--strict`, `--seed`, the split options and the reader limits on `command`.
+// `instead`, when given, is an option that reads the data another way (train's --partitions): it
+// excludes the four sources and satisfies the need for one.
 void add_data_options(CLI::App& command, DataOptions& options, CLI::Option* instead = nullptr);
 
 // The data directory when neither `--data-dir` nor $MASKGAT_DATA_DIR gives one: the source
@@ -92,8 +93,10 @@ void add_data_as_given(CLI::App& command, DataOptions& options);
 // prepared as its training data was unless --data-as-given: own edges read both ways when its
 // were, feature rows normalised (when no entry is negative) or not as its were, and, when
 // `with_split` and the data has the model's nodes, the model's random split drawn again unless
-// --seed, --split-sizes or --split ask for another. Then refuses (InvalidArgument) data prepared
-// otherwise (`train::data_differences`), naming every difference and what to do; with
+// --seed, --split-sizes or --split ask for another (of data that carries fixed splits, the model's
+// fixed split taken unless --split-index, --split-sizes or --split ask for another). Then refuses
+// (InvalidArgument) data prepared otherwise (`train::data_differences`), naming every difference
+// and what to do; with
 // --data-as-given says the differences as notes. `offers_as_given`: the command has the option.
 Dataset load_data_for_model(DataOptions& options, const std::optional<train::DataRecord>& trained,
                             bool with_split, const std::string& model, bool offers_as_given,

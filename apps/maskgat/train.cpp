@@ -30,6 +30,11 @@
 namespace maskgat::app {
 namespace {
 
+// How results name `metric`: `acc` or `roc_auc` in result lines and JSON keys.
+std::string metric_key(train::Metric metric) {
+  return metric == train::Metric::kRocAuc ? "roc_auc" : "acc";
+}
+
 train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
   train::TrainOptions options =
       cli.recipe == "shchur" ? train::shchur_recipe() : train::paper_recipe(cli.data.dataset);
@@ -47,6 +52,7 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
   if (cli.positional) options.positional = transforms::parse_positional_encoding(*cli.positional);
   if (cli.whole_graph) options.receptive_field = false;
   if (cli.batch_size) options.batch_size = *cli.batch_size;
+  if (cli.metric) options.metric = train::parse_metric(*cli.metric);
   if (!cli.fanouts.empty() &&
       static_cast<std::int64_t>(cli.fanouts.size()) != options.model.layers) {
     throw InvalidArgument("--fanout: " + std::to_string(cli.fanouts.size()) +
@@ -74,21 +80,22 @@ class Progress {
         prefix_("run " + std::to_string(run + 1) + "/" + std::to_string(runs) + " seed " +
                 std::to_string(options.seed)),
         epochs_(options.epochs),
-        patience_(options.patience) {}
+        patience_(options.patience),
+        score_key_("val_" + metric_key(options.metric)) {}
 
   void operator()(const train::EpochStats& stats) {
     elapsed_ms_ += stats.milliseconds;
     waiting_ = stats.improved ? 0 : waiting_ + 1;
-    if (stats.checkpoint) best_ = stats.val_accuracy;
+    if (stats.checkpoint) best_ = stats.val_score;
     if (quiet_) return;
     std::int64_t remaining = epochs_ - stats.epoch;
     if (patience_ > 0) remaining = std::min(remaining, patience_ - waiting_);
     const double eta_s =
         static_cast<double>(remaining) * elapsed_ms_ / static_cast<double>(stats.epoch) / 1000.0;
-    const std::string line =
-        prefix_ + ": epoch " + std::to_string(stats.epoch) + " loss " + fixed(stats.train_loss, 4) +
-        " val_acc " + fixed(stats.val_accuracy, 4) + " best " + fixed(best_, 4) + " elapsed " +
-        fixed(elapsed_ms_ / 1000.0, 1) + " s ETA " + fixed(eta_s, 1) + " s";
+    const std::string line = prefix_ + ": epoch " + std::to_string(stats.epoch) + " loss " +
+                             fixed(stats.train_loss, 4) + " " + score_key_ + " " +
+                             fixed(stats.val_score, 4) + " best " + fixed(best_, 4) + " elapsed " +
+                             fixed(elapsed_ms_ / 1000.0, 1) + " s ETA " + fixed(eta_s, 1) + " s";
     if (terminal_) {
       std::cerr << '\r' << line << "\x1b[K" << std::flush;
     } else if (stats.epoch % every_ == 0) {
@@ -107,6 +114,7 @@ class Progress {
   std::string prefix_;
   std::int64_t epochs_;
   std::int64_t patience_;
+  std::string score_key_;
   std::int64_t waiting_ = 0;
   double elapsed_ms_ = 0.0;
   double best_ = 0.0;
@@ -149,53 +157,72 @@ GraphReading graph_reading(const Dataset& data, const GraphPart* part = nullptr)
   return reading;
 }
 
-// One run's entry in the metrics JSON; a metric over no nodes is null.
-nlohmann::ordered_json run_json(std::uint64_t seed, const nlohmann::ordered_json& split_seed,
-                                const train::FitResult& result) {
+// One run's entry in the metrics JSON; a metric over no nodes is null. With ROC AUC its values
+// follow the accuracies (`val_roc_auc`, `test_roc_auc`).
+nlohmann::ordered_json run_json(std::uint64_t seed, const Dataset& data,
+                                const train::FitResult& result, train::Metric chosen) {
   const auto metric = [](std::int64_t nodes, double value) {
     return nodes > 0 ? nlohmann::ordered_json(value) : nlohmann::ordered_json(nullptr);
   };
-  return {{"seed", seed},
-          {"split_seed", split_seed},
-          {"epochs", result.epochs},
-          {"best_epoch", result.best_epoch},
-          {"val_acc", metric(result.val_nodes, result.val_accuracy)},
-          {"test_acc", metric(result.test_nodes, result.test_accuracy)},
-          {"ms_per_epoch", result.ms_per_epoch}};
+  const DataPreparation& preparation = data.preparation;
+  nlohmann::ordered_json run = {
+      {"seed", seed},
+      {"split_seed", preparation.random_split ? nlohmann::ordered_json(preparation.split_seed)
+                                              : nlohmann::ordered_json(nullptr)},
+      {"split_index", preparation.fixed_split >= 0 ? nlohmann::ordered_json(preparation.fixed_split)
+                                                   : nlohmann::ordered_json(nullptr)},
+      {"epochs", result.epochs},
+      {"best_epoch", result.best_epoch},
+      {"val_acc", metric(result.val_nodes, result.val_accuracy)},
+      {"test_acc", metric(result.test_nodes, result.test_accuracy)}};
+  if (chosen == train::Metric::kRocAuc) {
+    run["val_roc_auc"] = metric(result.val_nodes, result.val_score);
+    run["test_roc_auc"] = metric(result.test_nodes, result.test_score);
+  }
+  run["ms_per_epoch"] = result.ms_per_epoch;
+  return run;
 }
 
 // The metrics JSON of `train`, the same on one process and on parts (which add `parts` and
-// `ranks`): docs/cli.md lists its fields. `accuracy` is the test accuracy's mean and standard
-// deviation over the runs, unset without test nodes.
+// `ranks`): docs/cli.md lists its fields. `accuracy` and `score` are the test accuracy's and the
+// chosen metric's mean and standard deviation over the runs, unset without test nodes.
 nlohmann::ordered_json train_json(const std::string& dataset, const train::TrainOptions& last,
                                   const GraphReading& graph, nlohmann::ordered_json runs,
-                                  const std::optional<std::pair<double, double>>& accuracy) {
+                                  const std::optional<std::pair<double, double>>& accuracy,
+                                  const std::optional<std::pair<double, double>>& score) {
   const auto or_null = [](const std::optional<double>& value) {
     return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
   };
-  return {{"command", "train"},
-          {"dataset", dataset},
-          {"attention", nn::attention_kind_name(last.model.attention)},
-          {"positional_encoding", transforms::positional_encoding_name(last.positional)},
-          {"hyperparameters",
-           {{"layers", last.model.layers},
-            {"heads", last.model.heads},
-            {"hidden", last.model.hidden},
-            {"output_heads", last.model.output_heads},
-            {"dropout", last.model.dropout},
-            {"attention_dropout", last.model.attention_dropout},
-            {"lr", last.optimizer.learning_rate},
-            {"weight_decay", last.optimizer.weight_decay},
-            {"epochs", last.epochs},
-            {"patience", last.patience},
-            {"receptive_field", last.receptive_field},
-            {"batch_size", last.batch_size > 0 ? nlohmann::ordered_json(last.batch_size)
-                                               : nlohmann::ordered_json(nullptr)},
-            {"fanouts", last.fanouts}}},
-          {"runs", std::move(runs)},
-          {"test_acc_mean", or_null(accuracy ? std::optional(accuracy->first) : std::nullopt)},
-          {"test_acc_std", or_null(accuracy ? std::optional(accuracy->second) : std::nullopt)},
-          {"graph", graph.json()}};
+  nlohmann::ordered_json out = {
+      {"command", "train"},
+      {"dataset", dataset},
+      {"metric", train::metric_name(last.metric)},
+      {"attention", nn::attention_kind_name(last.model.attention)},
+      {"positional_encoding", transforms::positional_encoding_name(last.positional)},
+      {"hyperparameters",
+       {{"layers", last.model.layers},
+        {"heads", last.model.heads},
+        {"hidden", last.model.hidden},
+        {"output_heads", last.model.output_heads},
+        {"dropout", last.model.dropout},
+        {"attention_dropout", last.model.attention_dropout},
+        {"lr", last.optimizer.learning_rate},
+        {"weight_decay", last.optimizer.weight_decay},
+        {"epochs", last.epochs},
+        {"patience", last.patience},
+        {"receptive_field", last.receptive_field},
+        {"batch_size", last.batch_size > 0 ? nlohmann::ordered_json(last.batch_size)
+                                           : nlohmann::ordered_json(nullptr)},
+        {"fanouts", last.fanouts}}},
+      {"runs", std::move(runs)},
+      {"test_acc_mean", or_null(accuracy ? std::optional(accuracy->first) : std::nullopt)},
+      {"test_acc_std", or_null(accuracy ? std::optional(accuracy->second) : std::nullopt)}};
+  if (last.metric == train::Metric::kRocAuc) {
+    out["test_roc_auc_mean"] = or_null(score ? std::optional(score->first) : std::nullopt);
+    out["test_roc_auc_std"] = or_null(score ? std::optional(score->second) : std::nullopt);
+  }
+  out["graph"] = graph.json();
+  return out;
 }
 
 // The options --resume takes from the checkpoint and would contradict.
@@ -204,8 +231,8 @@ void check_resume_options(const TrainCommandOptions& options) {
                             options.layers || options.heads || options.hidden ||
                             options.output_heads || options.patience || options.dropout ||
                             options.attention_dropout || options.learning_rate ||
-                            options.weight_decay || options.whole_graph ||
-                            options.batch_size || !options.fanouts.empty();
+                            options.weight_decay || options.whole_graph || options.batch_size ||
+                            !options.fanouts.empty() || options.metric;
   if (recipe_given) {
     throw InvalidArgument(
         "--resume continues the saved run with its own model and recipe; only --epochs may be "
@@ -284,14 +311,12 @@ int run_train_on_partitions(const TrainCommandOptions& options) {
     }
     const std::string name =
         part.data.name + " " + nn::attention_kind_name(train_options.model.attention);
-    const nlohmann::ordered_json split_seed =
-        part.data.preparation.random_split
-            ? nlohmann::ordered_json(part.data.preparation.split_seed)
-            : nlohmann::ordered_json(nullptr);
     nlohmann::ordered_json out = train_json(
         part.data.name, train_options, graph,
-        nlohmann::ordered_json::array({run_json(train_options.seed, split_seed, result)}),
-        result.test_nodes > 0 ? std::optional(std::pair(result.test_accuracy, 0.0)) : std::nullopt);
+        nlohmann::ordered_json::array(
+            {run_json(train_options.seed, part.data, result, train_options.metric)}),
+        result.test_nodes > 0 ? std::optional(std::pair(result.test_accuracy, 0.0)) : std::nullopt,
+        std::nullopt);
     out["parts"] = part.parts;
     nlohmann::ordered_json per_rank = nlohmann::ordered_json::array();
     for (std::size_t r = 0; r * 3 < ranks.size(); ++r) {
@@ -410,14 +435,20 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
                    "Early-stopping patience in epochs; 0 trains exactly --epochs (default 100)")
       ->check(integer_at_least(0));
   command
+      ->add_option("--metric", options.metric,
+                   "Validation score that early stopping and the best epoch follow, reported on "
+                   "the test nodes: accuracy, or roc-auc for two-class tasks (default accuracy)")
+      ->check(CLI::IsMember({"accuracy", "roc-auc"}));
+  command
       ->add_option("--runs", options.runs,
                    "Runs with seeds seed, seed+1, ...; a random split is drawn again for each run "
-                   "with its seed")
+                   "with its seed; on data with fixed splits run r trains on split r (from "
+                   "--split-index)")
       ->check(integer_at_least(1))
       ->capture_default_str();
   command->add_flag("--same-split", options.same_split,
-                    "With --runs: keep the first run's random split, so runs differ only in "
-                    "initialisation and dropout");
+                    "With --runs: keep the first run's split (random or fixed), so runs differ "
+                    "only in initialisation and dropout");
   add_model_limits(*command, options.limits, true);
   command->add_option("--metrics-json", options.metrics_json,
                       "Also write per-run and summary metrics to this file, as --json prints them");
@@ -440,6 +471,7 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
       "  maskgat train --dataset citeseer --runs 10 --metrics-json citeseer.json\n"
       "  maskgat train --dataset cora --attention gatv2 --threads 1\n"
       "  maskgat train --dataset cora --pe lap:8 --runs 10\n"
+      "  maskgat train --dataset tolokers --metric roc-auc --runs 10   # its 10 fixed splits\n"
       "  maskgat train --dataset cora --epochs 50 --patience 0 --save cora.ckpt\n"
       "  maskgat train --dataset cora --plot curves.png   # and curves.csv\n"
       "  maskgat train --dataset cora --resume cora.ckpt --epochs 100 --save cora2.ckpt\n"
@@ -477,15 +509,38 @@ int run_train(TrainCommandOptions& options) {
                                     options.resume->string(), /*offers_as_given=*/false, output)
               : load_model_data(options.data, output);
   const GraphReading graph = graph_reading(dataset);
+  // On data that carries fixed splits, run r trains on the r-th from the chosen one.
+  const std::int64_t first_split = dataset.preparation.fixed_split;
+  const bool over_fixed_splits = first_split >= 0 && !options.same_split;
+  if (over_fixed_splits) {
+    const auto splits = static_cast<std::int64_t>(dataset.fixed_splits.size());
+    const std::string from =
+        first_split == 0 ? "r" : std::to_string(first_split) + " + r (--split-index)";
+    if (first_split + options.runs > splits) {
+      throw InvalidArgument("--runs " + std::to_string(options.runs) + ": " + dataset.name +
+                            " carries " + std::to_string(splits) +
+                            " fixed splits and run r trains on split " + from + ", so at most " +
+                            std::to_string(splits - first_split) +
+                            " runs; --same-split trains every run on one split");
+    }
+    if (options.runs > 1) {
+      say(output, "note: " + dataset.name + " carries " + std::to_string(splits) +
+                      " fixed splits: run r trains on split " + from);
+    }
+  }
 
   std::vector<train::FitResult> results;
-  std::vector<std::uint64_t> seeds;
-  std::vector<nlohmann::ordered_json> split_seeds;  // per run: its random split's seed, or null
+  std::vector<nlohmann::ordered_json> run_entries;  // per run: its metrics JSON
   std::vector<train::EpochStats> curves;            // of the last run, for --plot (one run only)
   train::TrainOptions last;
-  Dataset redrawn;  // a later run's own random split of the data
+  Dataset redrawn;  // a later run's own random split of the data, or its fixed split
   for (std::int64_t run = 0; run < options.runs; ++run) {
     const Dataset& data = [&]() -> const Dataset& {
+      if (run > 0 && over_fixed_splits) {
+        redrawn = dataset;
+        use_fixed_split(redrawn, first_split + run);
+        return redrawn;
+      }
       if (run == 0 || options.same_split || !dataset.preparation.random_split) return dataset;
       redrawn = dataset;
       std::erase_if(redrawn.notes,
@@ -520,62 +575,69 @@ int run_train(TrainCommandOptions& options) {
     });
     progress.finish();
     results.push_back(result);
-    seeds.push_back(train_options.seed);
-    split_seeds.push_back(data.preparation.random_split
-                              ? nlohmann::ordered_json(data.preparation.split_seed)
-                              : nlohmann::ordered_json(nullptr));
+    run_entries.push_back(run_json(train_options.seed, data, result, train_options.metric));
     if (options.save) {
       train::save_checkpoint(*options.save, trainer.checkpoint(), output.force);
       say(output, "saved the model to " + options.save->string());
     }
     if (!output.quiet && !output.json) {
-      std::cout << "run " << run + 1 << " seed " << train_options.seed << ": test_acc "
-                << (result.test_nodes > 0 ? fixed(result.test_accuracy, 4) : "none") << " val_acc "
-                << (result.val_nodes > 0 ? fixed(result.val_accuracy, 4) : "none") << " best_epoch "
-                << result.best_epoch << " epochs " << result.epochs << " "
+      const std::string key = metric_key(train_options.metric);
+      std::cout << "run " << run + 1 << " seed " << train_options.seed
+                << (data.preparation.fixed_split >= 0
+                        ? " split " + std::to_string(data.preparation.fixed_split)
+                        : std::string())
+                << ": test_" << key << " "
+                << (result.test_nodes > 0 ? fixed(result.test_score, 4) : "none") << " val_" << key
+                << " " << (result.val_nodes > 0 ? fixed(result.val_score, 4) : "none")
+                << " best_epoch " << result.best_epoch << " epochs " << result.epochs << " "
                 << fixed(result.ms_per_epoch, 2) << " ms/epoch\n";
     }
   }
 
-  double mean = 0.0;
-  double ms = 0.0;
-  double epochs = 0.0;
-  for (const auto& result : results) {
-    mean += result.test_accuracy;
-    ms += result.ms_per_epoch;
-    epochs += static_cast<double>(result.epochs);
-  }
+  // The mean and (population) standard deviation over the runs of one of their values.
   const auto count = static_cast<double>(results.size());
-  mean /= count;
-  ms /= count;
+  const auto spread = [&](double train::FitResult::*value) {
+    double mean = 0.0;
+    for (const auto& result : results) mean += result.*value;
+    mean /= count;
+    double variance = 0.0;
+    for (const auto& result : results) variance += std::pow(result.*value - mean, 2);
+    return std::pair(mean, std::sqrt(variance / count));
+  };
+  const double ms = spread(&train::FitResult::ms_per_epoch).first;
+  double epochs = 0.0;
+  for (const auto& result : results) epochs += static_cast<double>(result.epochs);
   epochs /= count;
-  double variance = 0.0;
-  for (const auto& result : results) variance += std::pow(result.test_accuracy - mean, 2);
-  const double std_dev = std::sqrt(variance / count);
+  const auto accuracy = spread(&train::FitResult::test_accuracy);
+  const auto score = spread(&train::FitResult::test_score);
   // Every run's split has the same sizes, so all or none of them have test nodes.
   const bool tested = results.front().test_nodes > 0;
-  if (!tested) say(output, "note: the split has no test nodes, so there is no test accuracy");
+  const bool roc_auc = last.metric == train::Metric::kRocAuc;
+  if (!tested) {
+    say(output, std::string("note: the split has no test nodes, so there is no test ") +
+                    (roc_auc ? "ROC AUC" : "accuracy"));
+  }
   if (!output.json) {
     std::cout << dataset.name << " " << nn::attention_kind_name(last.model.attention)
               << (last.positional.kind == transforms::EncodingKind::kNone
                       ? ""
                       : " + " + transforms::positional_encoding_name(last.positional))
-              << ": test accuracy "
-              << (tested ? fixed(100.0 * mean, 2) + " ± " + fixed(100.0 * std_dev, 2) + " %"
-                         : std::string("none (no test nodes)"))
-              << " over " << results.size() << (results.size() == 1 ? " run" : " runs") << ", "
+              << (roc_auc ? ": test ROC AUC " : ": test accuracy ")
+              << (!tested   ? std::string("none (no test nodes)")
+                  : roc_auc ? fixed(score.first, 4) + " ± " + fixed(score.second, 4)
+                            : fixed(100.0 * accuracy.first, 2) + " ± " +
+                                  fixed(100.0 * accuracy.second, 2) + " %")
+              << " over " << results.size() << (results.size() == 1 ? " run" : " runs")
+              << (over_fixed_splits && results.size() > 1 ? " (one per fixed split)" : "") << ", "
               << fixed(epochs, results.size() == 1 ? 0 : 1) << " epochs"
               << (results.size() == 1 ? "" : " on average") << ", " << fixed(ms, 2)
               << " ms per epoch" << graph.phrase() << '\n';
   }
 
-  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
-  for (std::size_t k = 0; k < results.size(); ++k) {
-    runs.push_back(run_json(seeds[k], split_seeds[k], results[k]));
-  }
   const nlohmann::ordered_json out =
-      train_json(dataset.name, last, graph, std::move(runs),
-                 tested ? std::optional(std::pair(mean, std_dev)) : std::nullopt);
+      train_json(dataset.name, last, graph, nlohmann::ordered_json(run_entries),
+                 tested ? std::optional(accuracy) : std::nullopt,
+                 tested ? std::optional(score) : std::nullopt);
   const std::string json = json_text(out, output);
   if (output.json) std::cout << json << '\n';
   if (options.metrics_json) {

@@ -36,8 +36,8 @@ class Applied {
  public:
   Applied(const std::filesystem::path& path, DataOptions& data, const ModelLimits& limits,
           std::optional<std::int64_t> chunk_rows, const RunOptions& run, bool with_split)
-      : Applied(path, train::load_checkpoint(path, data.load.read.limits), data, limits,
-                chunk_rows, run, with_split) {}
+      : Applied(path, train::load_checkpoint(path, data.load.read.limits), data, limits, chunk_rows,
+                run, with_split) {}
 
   Dataset dataset;
   train::Predictor predictor;
@@ -117,6 +117,11 @@ void add_evaluate_command(CLI::App& app, EvaluateOptions& options) {
                       "Also write the metrics to this file, as --json prints them");
   command->add_option("--split-out", options.split_out,
                       "Write the split used to this file, as --split reads it");
+  command
+      ->add_option("--metric", options.metric,
+                   "Also report this score: accuracy, or roc-auc for two-class tasks (default: "
+                   "the metric the model was trained with)")
+      ->check(CLI::IsMember({"accuracy", "roc-auc"}));
   add_layerwise_option(*command, options.batch_size);
   add_model_limits(*command, options.limits, false);
   add_run_options(*command, options.run, true);
@@ -186,9 +191,12 @@ constexpr std::array<SplitPart, 3> kSplitParts = {SplitPart::kTrain, SplitPart::
 
 // What `evaluate` reports: each split part's metrics (none over no nodes) and the test
 // confusion matrix, as text or JSON, and into --metrics-json.
+// With ROC AUC (`metric`), each part also has its `roc_auc`.
 void report_evaluation(const EvaluateOptions& options, const RunOptions& run,
                        const std::string& dataset, const std::vector<std::string>& class_names,
-                       const std::array<std::optional<train::SplitMetrics>, 3>& metrics) {
+                       const std::array<std::optional<train::SplitMetrics>, 3>& metrics,
+                       train::Metric metric) {
+  const bool roc_auc = metric == train::Metric::kRocAuc;
   nlohmann::ordered_json splits = nlohmann::ordered_json::object();
   for (std::size_t k = 0; k < kSplitParts.size(); ++k) {
     const char* name = split_part_name(kSplitParts[k]);
@@ -196,15 +204,18 @@ void report_evaluation(const EvaluateOptions& options, const RunOptions& run,
       if (!run.json) std::cout << name << ": nodes 0 (no metrics)\n";
       splits[name] = {
           {"nodes", 0}, {"loss", nullptr}, {"accuracy", nullptr}, {"macro_f1", nullptr}};
+      if (roc_auc) splits[name]["roc_auc"] = nullptr;
       continue;
     }
     const train::SplitMetrics& m = *metrics[k];
     if (!run.json) {
       std::cout << name << ": nodes " << m.nodes << " loss " << fixed(m.loss, 4) << " accuracy "
-                << fixed(m.accuracy, 4) << " macro_f1 " << fixed(m.macro_f1, 4) << '\n';
+                << fixed(m.accuracy, 4) << " macro_f1 " << fixed(m.macro_f1, 4)
+                << (m.roc_auc ? " roc_auc " + fixed(*m.roc_auc, 4) : std::string()) << '\n';
     }
     splits[name] = {
         {"nodes", m.nodes}, {"loss", m.loss}, {"accuracy", m.accuracy}, {"macro_f1", m.macro_f1}};
+    if (m.roc_auc) splits[name]["roc_auc"] = *m.roc_auc;
   }
   nlohmann::ordered_json matrix = nlohmann::ordered_json::array();
   if (const auto& test = metrics.back()) {
@@ -222,9 +233,10 @@ void report_evaluation(const EvaluateOptions& options, const RunOptions& run,
       matrix.push_back(row);
     }
   }
-  const nlohmann::ordered_json out = {{"command", "evaluate"}, {"model", options.model.string()},
-                                      {"dataset", dataset},    {"classes", class_names},
-                                      {"splits", splits},      {"test_confusion", matrix}};
+  const nlohmann::ordered_json out = {
+      {"command", "evaluate"},   {"model", options.model.string()},      {"dataset", dataset},
+      {"classes", class_names},  {"metric", train::metric_name(metric)}, {"splits", splits},
+      {"test_confusion", matrix}};
   const std::string json = json_text(out, run);
   if (run.json) std::cout << json << '\n';
   if (options.metrics_json) {
@@ -251,6 +263,8 @@ int with_model_on_parts(const std::filesystem::path& partitions, const std::file
     const auto threads = limit_threads(run);
     const GraphPart part = open_rank_part(partitions, *comm, data);
     train::Checkpoint checkpoint = train::load_checkpoint(model, data.load.read.limits);
+    // Parts report accuracy: ROC AUC is not computed on a partition.
+    checkpoint.options.metric = train::Metric::kAccuracy;
     checkpoint.options.max_parameters =
         std::max(limits.max_parameters, static_cast<std::int64_t>(checkpoint.values.size()));
     checkpoint.options.max_activations = limits.max_activations;
@@ -266,10 +280,10 @@ int with_model_on_parts(const std::filesystem::path& partitions, const std::file
 // `evaluate --partitions DIR` under mpirun: rank r evaluates the model on DIR/part-r, the metrics
 // are over every part's nodes, rank 0 alone reports and writes.
 int run_evaluate_on_partitions(EvaluateOptions& options) {
-  if (options.data.as_given || options.split_out || options.batch_size) {
+  if (options.data.as_given || options.split_out || options.batch_size || options.metric) {
     throw InvalidArgument(
-        "--partitions evaluates on the parts as partitioned; --data-as-given, --split-out and "
-        "--batch-size are not available with it");
+        "--partitions evaluates on the parts as partitioned and reports accuracy; "
+        "--data-as-given, --split-out, --batch-size and --metric are not available with it");
   }
   return with_model_on_parts(
       *options.partitions, options.model, options.data, options.limits, options.run,
@@ -283,7 +297,8 @@ int run_evaluate_on_partitions(EvaluateOptions& options) {
           if (nodes > 0) metrics[k] = trainer.evaluate(kSplitParts[k]);
         }
         if (comm.rank() == 0) {
-          report_evaluation(options, run, part.data.name, class_names, metrics);
+          report_evaluation(options, run, part.data.name, class_names, metrics,
+                            train::Metric::kAccuracy);
         }
       });
 }
@@ -425,16 +440,27 @@ int run_evaluate(EvaluateOptions& options) {
   const auto labels = std::span<const std::int32_t>(dataset.labels);
   const RowMatrix<float>& logits = applied.predictor.logits();
   const std::vector<std::int32_t> predicted = train::predict_classes(logits);
+  const train::Metric metric = options.metric ? train::parse_metric(*options.metric)
+                                              : applied.predictor.checkpoint().options.metric;
   std::array<std::optional<train::SplitMetrics>, 3> metrics;
   for (std::size_t k = 0; k < kSplitParts.size(); ++k) {
     const std::vector<NodeId> nodes = dataset.nodes_in(kSplitParts[k]);
     if (nodes.empty()) continue;
     train::ConfusionMatrix confusion(dataset.num_classes(), labels, predicted, nodes);
-    metrics[k] = train::SplitMetrics{
-        static_cast<std::int64_t>(nodes.size()), nn::nll_loss<float>(logits, labels, nodes),
-        confusion.accuracy(), confusion.macro_f1(), std::move(confusion)};
+    if (metric == train::Metric::kRocAuc && dataset.num_classes() == 2) {
+      train::require_both_classes(labels, nodes,
+                                  std::string("the ") + split_part_name(kSplitParts[k]) + " nodes");
+    }
+    metrics[k] = train::SplitMetrics{static_cast<std::int64_t>(nodes.size()),
+                                     nn::nll_loss<float>(logits, labels, nodes),
+                                     confusion.accuracy(),
+                                     confusion.macro_f1(),
+                                     std::move(confusion),
+                                     metric == train::Metric::kRocAuc
+                                         ? std::optional(train::roc_auc(logits, labels, nodes))
+                                         : std::nullopt};
   }
-  report_evaluation(options, run, dataset.name, dataset.class_names, metrics);
+  report_evaluation(options, run, dataset.name, dataset.class_names, metrics, metric);
   return 0;
 }
 

@@ -19,6 +19,7 @@ struct EvaluateOptions {
   std::optional<std::filesystem::path> metrics_json;
   std::optional<std::filesystem::path> split_out;
   std::optional<std::int64_t> batch_size;  // --batch-size: layer by layer in chunks of this many
+  std::optional<std::string> metric;       // --metric: default the model's
   ModelLimits limits;
   RunOptions run;
 };

@@ -26,7 +26,10 @@ constexpr std::string_view kMagic = "MGATCKPT";
 // may then be "the rest", -1). Version 6 added the mini-batch size and fanouts after the
 // receptive-field flag; older files train in full batches. Version 7 added to the record the hashes
 // of the training and validation nodes' names; older files cannot tell which nodes those were.
-constexpr std::uint32_t kVersion = 7;
+// Version 8 added, after the data record, the metric, the best epoch's validation score and (with
+// a record) the index of the fixed split trained on; older files follow accuracy and record no
+// fixed split.
+constexpr std::uint32_t kVersion = 8;
 constexpr std::uint32_t kOldestVersion = 1;
 
 using detail::fnv1a;
@@ -150,6 +153,7 @@ TrainingState read_state(Reader& in) {
   state.best_epoch = in.scalar<std::int64_t>();
   state.best_val_accuracy = in.scalar<double>();
   state.best_val_loss = in.scalar<double>();
+  state.best_val_score = state.best_val_accuracy;  // until format 8 the score was accuracy
   state.best_values = in.array<float>();
   state.last_values = in.array<float>();
   state.optimizer_steps = in.scalar<std::int64_t>();
@@ -216,6 +220,25 @@ DataRecord read_data(Reader& in, std::uint32_t version) {
     }
   }
   return data;
+}
+
+// What format 8 added after the data record: the metric, the best epoch's validation score and,
+// with a record, the fixed split trained on.
+void read_format8_fields(Reader& in, Checkpoint& checkpoint) {
+  const auto metric = in.scalar<std::uint8_t>();
+  if (metric > static_cast<std::uint8_t>(Metric::kRocAuc)) {
+    in.fail("unknown metric " + std::to_string(metric));
+  }
+  checkpoint.options.metric = static_cast<Metric>(metric);
+  checkpoint.state.best_val_score = in.scalar<double>();
+  if (!checkpoint.data) return;
+  DataPreparation& preparation = checkpoint.data->preparation;
+  preparation.fixed_split = in.scalar<std::int64_t>();
+  if (preparation.fixed_split < -1 || (preparation.fixed_split >= 0 && preparation.random_split)) {
+    in.fail("data record: fixed split " + std::to_string(preparation.fixed_split) +
+            (preparation.random_split ? " of a random split" : "") +
+            ", expected -1 (none) or the index of a split that came with the data");
+  }
 }
 
 // Rejects options whose layers could not be filled by the stored values, before any model of
@@ -303,7 +326,8 @@ void check_content(const Checkpoint& checkpoint, const std::string& where) {
     fail("Adam's moments differ in size or hold a negative second moment");
   }
   const bool accuracies = in_unit(state.best_accuracy) || state.best_accuracy == 1.0;
-  const bool val_accuracy = in_unit(state.best_val_accuracy) || state.best_val_accuracy == 1.0;
+  const bool val_accuracy = (in_unit(state.best_val_accuracy) || state.best_val_accuracy == 1.0) &&
+                            (in_unit(state.best_val_score) || state.best_val_score == 1.0);
   if (state.epoch < 0 || state.epoch > options.epochs || state.waiting < 0 ||
       state.best_epoch < 0 || state.best_epoch > state.epoch || state.optimizer_steps < 0 ||
       !accuracies || !val_accuracy || std::isnan(state.best_loss) ||
@@ -335,6 +359,9 @@ void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkp
   write_state(payload, checkpoint.state);
   payload.scalar<std::uint8_t>(checkpoint.data ? 1 : 0);
   if (checkpoint.data) write_data(payload, *checkpoint.data);
+  payload.scalar<std::uint8_t>(static_cast<std::uint8_t>(checkpoint.options.metric));
+  payload.scalar(checkpoint.state.best_val_score);
+  if (checkpoint.data) payload.scalar(checkpoint.data->preparation.fixed_split);
 
   Writer file;
   std::string content(kMagic);
@@ -428,6 +455,7 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Limits& limi
     if (recorded > 1) in.fail("data record marker " + std::to_string(recorded));
     if (recorded == 1) checkpoint.data = read_data(in, version);
   }
+  if (version >= 8) read_format8_fields(in, checkpoint);
   in.finish();
   check_stored_sizes(in, checkpoint.options.model, checkpoint.values.size(),
                      checkpoint.parameters.size());
@@ -474,6 +502,10 @@ std::vector<NodeId> fitted_test_nodes(const DataRecord& trained, const Dataset& 
 namespace {
 
 std::string describe_split(const DataPreparation& preparation) {
+  if (preparation.fixed_split >= 0) {
+    return "fixed split " + std::to_string(preparation.fixed_split) +
+           " of those that come with the data";
+  }
   if (!preparation.random_split) return "the split that comes with the data";
   const RandomSplitSizes& sizes = preparation.split_sizes;
   return "a random split with seed " + std::to_string(preparation.split_seed) + " (" +
@@ -552,11 +584,17 @@ std::vector<std::string> prepare_as_trained(const DataRecord& trained, FileSourc
 
 bool redraw_split_as_trained(const DataRecord& trained, Dataset& dataset) {
   const DataPreparation& preparation = trained.preparation;
-  if (!preparation.random_split || !dataset.preparation.random_split) return false;
+  const bool fixed = preparation.fixed_split >= 0 && dataset.preparation.fixed_split >= 0 &&
+                     preparation.fixed_split < std::ssize(dataset.fixed_splits);
+  if (!fixed && (!preparation.random_split || !dataset.preparation.random_split)) return false;
   const DataRecord given = record_data(dataset);
   if (given.nodes != trained.nodes || given.nodes_hash != trained.nodes_hash ||
       given.split_hash == trained.split_hash) {
     return false;
+  }
+  if (fixed) {
+    use_fixed_split(dataset, preparation.fixed_split);
+    return true;
   }
   std::erase_if(dataset.notes,
                 [](const std::string& note) { return note.starts_with("random split:"); });

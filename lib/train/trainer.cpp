@@ -340,6 +340,19 @@ struct Trainer::Impl {
       throw InvalidArgument(
           "train: the split has no validation nodes, which early stopping needs (use patience 0)");
     }
+    if (options.metric == Metric::kRocAuc) {
+      if (comm != nullptr) {
+        throw InvalidArgument(
+            "train: ROC AUC is not computed on a partition; train on the "
+            "whole graph for it");
+      }
+      if (data.num_classes() != 2) {
+        throw InvalidArgument("train: ROC AUC is for two-class tasks, " + data.name + " has " +
+                              std::to_string(data.num_classes()) + " classes");
+      }
+      if (!val_nodes.empty()) require_both_classes(data.labels, val_nodes, "the validation nodes");
+      if (!test_nodes.empty()) require_both_classes(data.labels, test_nodes, "the test nodes");
+    }
   }
 
   // On a partition: the field of the part's `rows` (`masks::rows_subgraph`) at `nodes`, with its
@@ -687,6 +700,9 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
           s.score(val.logits, val.labels, val.nodes, s.val_count, nullptr);
       stats.val_loss = loss;
       stats.val_accuracy = confusion.accuracy();
+      stats.val_score = s.options.metric == Metric::kRocAuc
+                            ? roc_auc(val.logits, val.labels, val.nodes)
+                            : stats.val_accuracy;
     }
     stats.milliseconds = elapsed_ms(start);
     total_ms += stats.milliseconds;
@@ -694,11 +710,11 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
 
     if (s.options.patience == 0) {
       stats.checkpoint = true;
-    } else if (stats.val_accuracy >= state.best_accuracy || stats.val_loss <= state.best_loss) {
+    } else if (stats.val_score >= state.best_accuracy || stats.val_loss <= state.best_loss) {
       stats.improved = true;
       stats.checkpoint =
-          stats.val_accuracy >= state.best_accuracy && stats.val_loss <= state.best_loss;
-      state.best_accuracy = std::max(state.best_accuracy, stats.val_accuracy);
+          stats.val_score >= state.best_accuracy && stats.val_loss <= state.best_loss;
+      state.best_accuracy = std::max(state.best_accuracy, stats.val_score);
       state.best_loss = std::min(state.best_loss, stats.val_loss);
       state.waiting = 0;
     } else {
@@ -708,6 +724,7 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
       std::copy(values.begin(), values.end(), state.best_values.begin());
       state.best_epoch = epoch;
       state.best_val_accuracy = stats.val_accuracy;
+      state.best_val_score = stats.val_score;
       state.best_val_loss = stats.val_loss;
     }
     state.epoch = epoch;
@@ -720,10 +737,15 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
   result.best_epoch = state.best_epoch;
   result.val_accuracy = state.best_val_accuracy;
   result.val_loss = state.best_val_loss;
+  result.val_score = state.best_val_score;
   result.ms_per_epoch = epochs_run > 0 ? total_ms / static_cast<double>(epochs_run) : 0.0;
   result.val_nodes = s.val_count;
   result.test_nodes = s.test_count;
-  if (s.test_count > 0) result.test_accuracy = evaluate(SplitPart::kTest).accuracy;
+  if (s.test_count > 0) {
+    const SplitMetrics test = evaluate(SplitPart::kTest);
+    result.test_accuracy = test.accuracy;
+    result.test_score = test.roc_auc.value_or(test.accuracy);
+  }
   return result;
 }
 
@@ -850,6 +872,7 @@ SplitMetrics Trainer::evaluate(SplitPart part) {
   metrics.nodes = metrics.confusion.total();
   metrics.accuracy = metrics.confusion.accuracy();
   metrics.macro_f1 = metrics.confusion.macro_f1();
+  if (s.options.metric == Metric::kRocAuc) metrics.roc_auc = roc_auc(logits, labels, at);
   return metrics;
 }
 

@@ -1,6 +1,6 @@
 // Fuzz target: the checkpoint reader, then the model it describes, applied as `maskgat predict`
 // applies it. Each input is read as it is, and again with its header and checksum repaired
-// (format version 1 to 7 by the input's length, the payload's size and FNV-1a 64 checksum), so
+// (format version 1 to 8 by the input's length, the payload's size and FNV-1a 64 checksum), so
 // that mutations reach every version's payload parser and the checks of the content behind the
 // checksum, instead of stopping at the checksum.
 
@@ -22,7 +22,7 @@ std::string repaired(std::string_view input) {
       input.size() >= kCheckpointHeader + 8
           ? input.substr(kCheckpointHeader, input.size() - kCheckpointHeader - 8)
           : input;
-  return maskgat::test::frame_checkpoint(payload, static_cast<std::uint32_t>(input.size() % 7) + 1);
+  return maskgat::test::frame_checkpoint(payload, static_cast<std::uint32_t>(input.size() % 8) + 1);
 }
 
 // A loaded model on a 3-node cycle, every feature 1: each prediction must name one of the

@@ -19,14 +19,18 @@ namespace maskgat::train {
 
 /// Where a training run stands: with it a `Trainer` continues exactly as if it had not stopped.
 struct MASKGAT_EXPORT TrainingState {
-  std::int64_t epoch = 0;                                      ///< epochs completed
-  bool stopped = false;                                        ///< early stopping ended the run
-  double best_accuracy = 0.0;                                  ///< best validation accuracy seen
+  std::int64_t epoch = 0;  ///< epochs completed
+  bool stopped = false;    ///< early stopping ended the run
+  /// best validation score seen (`TrainOptions::metric`: accuracy unless ROC AUC)
+  double best_accuracy = 0.0;
   double best_loss = std::numeric_limits<double>::infinity();  ///< best validation loss seen
-  std::int64_t waiting = 0;             ///< epochs since the patience counter was last reset
-  std::int64_t best_epoch = 0;          ///< the epoch whose parameters are the best so far
-  double best_val_accuracy = 0.0;       ///< validation accuracy at `best_epoch`
-  double best_val_loss = 0.0;           ///< validation loss at `best_epoch`
+  std::int64_t waiting = 0;        ///< epochs since the patience counter was last reset
+  std::int64_t best_epoch = 0;     ///< the epoch whose parameters are the best so far
+  double best_val_accuracy = 0.0;  ///< validation accuracy at `best_epoch`
+  double best_val_loss = 0.0;      ///< validation loss at `best_epoch`
+  /// validation score (`TrainOptions::metric`) at `best_epoch`; in files before format 8, where
+  /// the score was accuracy, `best_val_accuracy`
+  double best_val_score = 0.0;
   std::vector<float> best_values;       ///< parameters at `best_epoch`
   std::vector<float> last_values;       ///< parameters after `epoch` (where training resumes)
   std::int64_t optimizer_steps = 0;     ///< Adam's t
@@ -104,12 +108,13 @@ MASKGAT_EXPORT std::vector<std::string> prepare_as_trained(const DataRecord& tra
                                                            DatasetOptions& options);
 
 /// Draws the model's random split again on `dataset` when the dataset holds the model's nodes
-/// and a random split other than the model's (drawn with another seed or other sizes), so the
-/// model's training nodes are not scored as test nodes. The dataset's notes on its first draw
-/// are replaced by the new draw's.
+/// and a random split other than the model's (drawn with another seed or other sizes), or takes
+/// the model's fixed split (`DataPreparation::fixed_split`) when the dataset holds the model's
+/// nodes and another of its fixed splits, so the model's training nodes are not scored as test
+/// nodes. The dataset's notes on its first draw are replaced by the new draw's.
 /// @param trained the model's record (`Checkpoint::data`)
 /// @param dataset loaded with `prepare_as_trained`'s options
-/// @return whether the split was drawn again
+/// @return whether the split was drawn again or another fixed split taken
 MASKGAT_EXPORT bool redraw_split_as_trained(const DataRecord& trained, Dataset& dataset);
 
 /// A model with what is needed to use it (class names, feature width in `options.model`) and to

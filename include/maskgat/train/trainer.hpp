@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -58,6 +59,11 @@ struct TrainOptions {
   /// With `batch_size`: one fanout per layer, the input layer's first; -1 keeps every
   /// in-neighbour. Empty: -1 for every layer. Stored in checkpoints.
   std::vector<std::int64_t> fanouts;
+  /// The validation score early stopping and the choice of the best epoch follow, and the test
+  /// score `fit` reports: accuracy, or ROC AUC (`roc_auc`) for a two-class task, whose validation
+  /// and test nodes must then hold both classes. Stored in checkpoints (files from before it
+  /// follow accuracy).
+  Metric metric = Metric::kAccuracy;
   /// The most projection weights the model may hold (`check_model_size`); not saved.
   std::int64_t max_parameters = 100'000'000;
   /// The most entries of one layer's output over all nodes (nodes x heads x width); not saved.
@@ -124,18 +130,20 @@ MASKGAT_EXPORT void check_model_size(const TrainOptions& options, const Dataset&
 
 /// What one epoch measured; passed to `fit`'s callback.
 struct EpochStats {
-  std::int64_t epoch = 0;           ///< 1-based
-  double train_loss = 0.0;          ///< of the training pass (with dropout)
-  double train_accuracy = 0.0;      ///< of the training pass (with dropout)
-  double val_loss = 0.0;            ///< evaluation pass (no dropout)
-  double val_accuracy = 0.0;        ///< evaluation pass (no dropout)
+  std::int64_t epoch = 0;       ///< 1-based
+  double train_loss = 0.0;      ///< of the training pass (with dropout)
+  double train_accuracy = 0.0;  ///< of the training pass (with dropout)
+  double val_loss = 0.0;        ///< evaluation pass (no dropout)
+  double val_accuracy = 0.0;    ///< evaluation pass (no dropout)
+  /// The validation score of `TrainOptions::metric` (`val_accuracy` for accuracy).
+  double val_score = 0.0;
   double milliseconds = 0.0;        ///< training step plus evaluation pass
   double train_milliseconds = 0.0;  ///< the training step alone (forward, backward, Adam)
   /// Rows of the input the epoch's steps read: with mini-batches the batches' nodes, summed
   /// (their features are gathered once per batch), else the rows of the one step's input.
   std::int64_t input_rows = 0;
-  bool improved = false;            ///< the patience counter was reset
-  bool checkpoint = false;          ///< these parameters became the best ones
+  bool improved = false;    ///< the patience counter was reset
+  bool checkpoint = false;  ///< these parameters became the best ones
 };
 
 /// The outcome of `fit`.
@@ -145,6 +153,11 @@ struct FitResult {
   double val_accuracy = 0.0;    ///< at `best_epoch`; 0 without validation nodes
   double val_loss = 0.0;        ///< at `best_epoch`; 0 without validation nodes
   double test_accuracy = 0.0;   ///< with the parameters of `best_epoch`; 0 without test nodes
+  /// `TrainOptions::metric`'s validation score at `best_epoch`; 0 without validation nodes.
+  double val_score = 0.0;
+  /// `TrainOptions::metric`'s test score with the parameters of `best_epoch`; 0 without test
+  /// nodes.
+  double test_score = 0.0;
   std::int64_t val_nodes = 0;   ///< the validation nodes (0: there is none, no metric)
   std::int64_t test_nodes = 0;  ///< the test nodes it was measured on (0: there is none)
   double ms_per_epoch = 0.0;    ///< mean wall time of an epoch
@@ -157,15 +170,18 @@ struct SplitMetrics {
   double accuracy = 0.0;      ///< fraction predicted correctly
   double macro_f1 = 0.0;      ///< `ConfusionMatrix::macro_f1`
   ConfusionMatrix confusion;  ///< true against predicted class
+  /// ROC AUC of class 1 (`roc_auc`) when asked for (`Metric::kRocAuc`), else unset.
+  std::optional<double> roc_auc;
 };
 
 /// Trains a `Model` on a dataset's training nodes with Adam: one full-batch step per epoch, or
 /// one step per sampled mini-batch (`TrainOptions::batch_size`).
 ///
 /// Early stopping follows the reference implementation (PetarV-/GAT): the patience counter resets
-/// whenever validation accuracy is at least its best or validation loss at most its best; the
-/// best parameters are taken whenever both hold at once; training stops after `patience` epochs
-/// without a reset, and the model then holds the best parameters.
+/// whenever the validation score (accuracy, or `TrainOptions::metric`) is at least its best or
+/// validation loss at most its best; the best parameters are taken whenever both hold at once;
+/// training stops after `patience` epochs without a reset, and the model then holds the best
+/// parameters.
 ///
 /// The mask is the dataset's graph plus self-loops. Features are used as given (load them with
 /// `DatasetOptions::normalize_features` for the paper's recipe), with `options.positional`'s
@@ -178,7 +194,8 @@ class MASKGAT_EXPORT Trainer {
   /// @param options the run's settings
   /// @throws IoError when the dataset's features are unavailable (`Dataset::require_features`);
   ///         InvalidArgument when it has no classes or no training nodes, no validation nodes
-  ///         while `patience > 0`, or the options are invalid.
+  ///         while `patience > 0`, or the options are invalid; with `Metric::kRocAuc`, when the
+  ///         task has not two classes or its validation or test nodes are all of one class.
   Trainer(const Dataset& dataset, const TrainOptions& options);
   /// Continues the run `checkpoint` saved (options, parameters, optimizer, early-stopping and
   /// random state); `fit` then goes on up to `epochs` (which may be raised by the caller).
@@ -207,9 +224,10 @@ class MASKGAT_EXPORT Trainer {
   /// Checkpoints record the whole graph's data (`GraphPart::whole`), as a run on it does.
   /// @param part    this rank's part; must outlive the trainer
   /// @param comm    the group, of `part.parts` ranks; must outlive the trainer
-  /// @param options the run's settings; mini-batches and positional encodings are not available
+  /// @param options the run's settings; mini-batches, positional encodings and ROC AUC are not
+  ///                available
   /// @throws as `Trainer(dataset, options)` (counting every part's training and validation
-  ///         nodes), InvalidArgument for a batch size or positional encoding, and what
+  ///         nodes), InvalidArgument for a batch size, positional encoding or ROC AUC, and what
   ///         `HaloExchange` throws.
   Trainer(const GraphPart& part, Communicator& comm, const TrainOptions& options);
   /// Continues a run on a part, as `Trainer(dataset, checkpoint, epochs)` does on a whole graph;
@@ -234,8 +252,8 @@ class MASKGAT_EXPORT Trainer {
   /// model holds the best epoch's parameters. Called again (or after resuming), it continues
   /// from the last epoch trained.
   /// @param on_epoch called with each epoch's measurements, on the calling thread; may be empty
-  /// @return the epochs trained, the best epoch, its validation loss and accuracy, and the test
-  ///         accuracy with its parameters (0 without test nodes)
+  /// @return the epochs trained, the best epoch, its validation loss, accuracy and score, and the
+  ///         test accuracy and score with its parameters (0 without test nodes)
   /// @throws Error naming the epoch when the loss or a gradient stops being finite (nothing is
   ///         updated with it; the trainer should then be discarded); InvalidArgument when a
   ///         training or validation node has no valid label (from `nn::nll_loss`).
@@ -247,7 +265,8 @@ class MASKGAT_EXPORT Trainer {
 
   /// Metrics of `part` with the current parameters (evaluation mode).
   /// @param part the split part to evaluate
-  /// @return loss, accuracy, macro-F1 and confusion matrix over its nodes
+  /// @return loss, accuracy, macro-F1 and confusion matrix over its nodes, and ROC AUC with
+  ///         `Metric::kRocAuc`
   /// @throws InvalidArgument when no node is in `part` or one of them has no valid label.
   [[nodiscard]] SplitMetrics evaluate(SplitPart part);
   /// The logits of every node, evaluation mode.

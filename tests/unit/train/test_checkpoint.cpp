@@ -54,16 +54,25 @@ constexpr std::size_t kBatchBytes = 2 * 8;
 // seed and sizes, the node count and two hashes (version 4: three flags).
 constexpr std::size_t kDataRecordBytes = 1 + 5 + 8 + 3 * 8 + 3 * 8;
 
+// Format version 8 ends the payload with the metric (1 byte), the best epoch's validation score
+// (8) and, after a data record, the fixed split (8).
+constexpr std::size_t kFormat8Bytes = 1 + 8 + 8;
+
+// The payload of a version 8 file `bytes` (with a data record) as version 7 holds it.
+std::string version7_payload(const std::string& bytes) {
+  REQUIRE(bytes[8] == 8);
+  return bytes.substr(maskgat::test::kCheckpointHeader,
+                      bytes.size() - maskgat::test::kCheckpointHeader - 8 - kFormat8Bytes);
+}
+
 // Format version 7 ends the record with the fitted nodes' hashes: their count, then 8 bytes each.
-// The payload of a version 7 file `bytes` as version 6 holds it: without them.
+// The payload of a version 8 file `bytes` as version 6 holds it: without them.
 std::string version6_payload(const std::string& bytes, std::size_t fitted) {
-  REQUIRE(bytes[8] == 7);
-  const std::size_t payload = bytes.size() - maskgat::test::kCheckpointHeader - 8;
+  const std::string payload = version7_payload(bytes);
   std::uint64_t count = 0;
-  std::memcpy(&count, bytes.data() + maskgat::test::kCheckpointHeader + payload - 8 - 8 * fitted,
-              sizeof(count));
+  std::memcpy(&count, payload.data() + payload.size() - 8 - 8 * fitted, sizeof(count));
   REQUIRE(count == fitted);
-  return bytes.substr(maskgat::test::kCheckpointHeader, payload - 8 - 8 * fitted);
+  return payload.substr(0, payload.size() - 8 - 8 * fitted);
 }
 
 // The payload of `trainer`'s checkpoint, saved to `dir`, in the layout of format version 6.
@@ -181,21 +190,26 @@ TEST_SUITE("unit") {
     CHECK(expected.fitted.size() == data.nodes_in(maskgat::SplitPart::kTrain).size() +
                                         data.nodes_in(maskgat::SplitPart::kVal).size());
     REQUIRE(expected.fitted.size() >= 2);
-    std::string unsorted = read_bytes(dir / "v5.ckpt");
-    const std::size_t last = unsorted.size() - 8 - 8;  // the last hash, before the checksum
+    std::string unsorted = version7_payload(read_bytes(dir / "v5.ckpt"));
+    const std::size_t last = unsorted.size() - 8;  // the last hash, at the end of a v7 payload
     std::swap_ranges(unsorted.begin() + static_cast<std::ptrdiff_t>(last - 8),
                      unsorted.begin() + static_cast<std::ptrdiff_t>(last),
                      unsorted.begin() + static_cast<std::ptrdiff_t>(last));
-    write_bytes(dir / "unsorted.ckpt",
-                maskgat::test::frame_checkpoint(
-                    unsorted.substr(maskgat::test::kCheckpointHeader,
-                                    unsorted.size() - maskgat::test::kCheckpointHeader - 8),
-                    7));
+    write_bytes(dir / "unsorted.ckpt", maskgat::test::frame_checkpoint(unsorted, 7));
     CHECK_THROWS_WITH_AS(train::load_checkpoint(dir / "unsorted.ckpt"),
                          doctest::Contains("the fitted nodes' hashes are not strictly ascending"),
                          maskgat::ParseError);
 
     CHECK_FALSE(loaded.data->preparation.largest_component);
+    // Version 7: no metric (accuracy), the best validation score is the accuracy, no fixed split.
+    write_bytes(dir / "v7.ckpt",
+                maskgat::test::frame_checkpoint(version7_payload(read_bytes(dir / "v5.ckpt")), 7));
+    const train::Checkpoint v7 = train::load_checkpoint(dir / "v7.ckpt");
+    CHECK(v7.options.metric == train::Metric::kAccuracy);
+    CHECK(v7.state.best_val_score == loaded.state.best_val_accuracy);
+    REQUIRE(v7.data);
+    CHECK(v7.data->preparation.fixed_split == -1);
+    CHECK(v7.data->fitted == expected.fitted);
     std::string payload = version6_payload(read_bytes(dir / "v5.ckpt"), expected.fitted.size());
     write_bytes(dir / "v6.ckpt", maskgat::test::frame_checkpoint(payload, 6));
     const train::Checkpoint v6 = train::load_checkpoint(dir / "v6.ckpt");
@@ -321,7 +335,8 @@ TEST_SUITE("unit") {
     CHECK(train::fitted_test_nodes(older, reversed).empty());
   }
 
-  TEST_CASE("a version 2 checkpoint trains on the whole graph, and a bad receptive-field flag fails") {
+  TEST_CASE(
+      "a version 2 checkpoint trains on the whole graph, and a bad receptive-field flag fails") {
     const auto dir = maskgat::test::scratch_dir("checkpoint_version2");
     auto [payload, values] = short_run_payload(dir);
     std::string flagged = payload;
