@@ -1,5 +1,6 @@
 // Shchur et al.'s npz graphs (`$MASKGAT_DATA_DIR/graphdata`, `gnn-benchmark`, `ppnp`), checked
-// against PyTorch Geometric's `Amazon`, `Coauthor` and `read_npz` counts and datasets/README.md.
+// against PyTorch Geometric's `Amazon`, `Coauthor` and `read_npz` counts and datasets/README.md,
+// and the heterophily benchmark's (`heterophily`), against the counts datasets/README.md gives.
 
 #include <doctest/doctest.h>
 
@@ -86,6 +87,44 @@ TEST_SUITE("integration") {
           {"citeseer.npz", 3312, 9072, 3703, 105165, 6});
     check(maskgat::read_npz(dir / "ppnp" / "cora_ml.npz", "cora_ml.npz", options),
           {"cora_ml.npz", 2995, 16316, 2879, 151171, 7});
+  }
+
+  TEST_CASE("npz datasets: the heterophily benchmark's graphs and their ten fixed splits") {
+    struct Heterophily {
+      const char* name;
+      std::int64_t nodes;
+      std::int64_t undirected_edges;
+      std::int64_t features;
+      std::int32_t classes;
+      std::int64_t train, val, test;  // of split 0
+    };
+    maskgat::DatasetOptions options;
+    options.data_dir = maskgat::test::data_dir();
+    for (const Heterophily& expected :
+         {Heterophily{"actor", 7600, 26659, 932, 5, 3648, 2432, 1520},
+          Heterophily{"chameleon-filtered", 890, 8854, 2325, 5, 409, 287, 194},
+          Heterophily{"squirrel-filtered", 2223, 46998, 2089, 5, 1053, 718, 452},
+          Heterophily{"tolokers", 11758, 519000, 10, 2, 5879, 2939, 2940},
+          Heterophily{"cornell", 183, 277, 1703, 5, 87, 59, 37},
+          Heterophily{"texas", 183, 279, 1703, 5, 87, 59, 37},
+          Heterophily{"wisconsin", 251, 450, 1703, 5, 120, 80, 51}}) {
+      CAPTURE(expected.name);
+      const maskgat::Dataset data = maskgat::load_dataset(expected.name, options);
+      CHECK(data.graph.num_nodes() == expected.nodes);
+      CHECK(data.graph.num_edges() == 2 * expected.undirected_edges);
+      CHECK(data.graph.num_self_loops() == 0);
+      CHECK(data.features.cols() == expected.features);
+      CHECK(data.num_classes() == expected.classes);
+      CHECK(data.fixed_splits.size() == 10);
+      CHECK(data.preparation.fixed_split == 0);
+      const auto count = [&](maskgat::SplitPart part) {
+        return std::count(data.split.begin(), data.split.end(), part);
+      };
+      CHECK(count(maskgat::SplitPart::kTrain) == expected.train);
+      CHECK(count(maskgat::SplitPart::kVal) == expected.val);
+      CHECK(count(maskgat::SplitPart::kTest) == expected.test);
+      CHECK(data.fixed_splits[9] != data.fixed_splits[0]);
+    }
   }
 
   TEST_CASE("npz datasets: a missing file names the fetch command") {

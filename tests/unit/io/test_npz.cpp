@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,26 @@ Members plain_graph(const std::string& adj, const std::string& attr) {
       {"class_names.npy",
        npy_bytes("<U5", {2},
                  raw_bytes<std::uint32_t>({'a', 'l', 'p', 'h', 'a', 'b', 'e', 't', 'a', 0}))},
+  };
+}
+
+// A 5-node graph in the heterophily benchmark's layout: edges 0-1, 1-2, 2-3, 3-4 stored once,
+// dense features, int64 labels, and two fixed splits (split 0: train 0 1, val 2, test 3 4;
+// split 1: train 3 4, val 0, test 1 2; both leave no node out).
+Members fixed_split_graph() {
+  const auto masks = [](std::initializer_list<bool> marks) {
+    return npy_bytes("|b1", {2, 5}, raw_bytes<bool>(marks));
+  };
+  return {
+      {"node_features.npy",
+       npy_bytes("<f4", {5, 2}, raw_bytes<float>({1, 0, 0, 1, 1, 1, 2, 0, 0, 3}))},
+      {"node_labels.npy", npy_bytes("<i8", {5}, raw_bytes<std::int64_t>({0, 1, 1, 0, 1}))},
+      {"edges.npy", npy_bytes("<i8", {4, 2}, raw_bytes<std::int64_t>({0, 1, 1, 2, 2, 3, 3, 4}))},
+      {"train_masks.npy",
+       masks({true, true, false, false, false, false, false, false, true, true})},
+      {"val_masks.npy",
+       masks({false, false, true, false, false, true, false, false, false, false})},
+      {"test_masks.npy", masks({false, false, false, true, true, false, true, true, false, false})},
   };
 }
 
@@ -129,6 +150,124 @@ TEST_SUITE("unit") {
     for (const std::string& note : data.notes) CHECK_FALSE(note.starts_with("random split:"));
     const auto unknown = maskgat::test::write_file("npz", "unknown.txt", "7 train\n");
     CHECK_THROWS_AS(maskgat::read_split_into(data, unknown, {}), maskgat::ParseError);
+  }
+
+  TEST_CASE("npz: the heterophily benchmark's layout, its edges both ways and its fixed splits") {
+    using maskgat::SplitPart;
+    const auto path =
+        write_archive("fixed.npz", maskgat::test::zip_bytes(fixed_split_graph(), true));
+    maskgat::Dataset data = read(path);
+    CHECK(data.graph.num_nodes() == 5);
+    CHECK(data.graph.num_edges() == 8);  // each stored edge read both ways
+    CHECK(data.graph.num_self_loops() == 0);
+    CHECK(data.preparation.undirected);
+    CHECK(data.labels == std::vector<std::int32_t>{0, 1, 1, 0, 1});
+    CHECK(data.class_names == std::vector<std::string>{"0", "1"});
+    REQUIRE_FALSE(data.features.is_sparse());
+    CHECK(data.features.dense()(4, 1) == 1.0F);  // 0, 3 normalised
+    const std::vector<SplitPart> first{SplitPart::kTrain, SplitPart::kTrain, SplitPart::kVal,
+                                       SplitPart::kTest, SplitPart::kTest};
+    const std::vector<SplitPart> second{SplitPart::kVal, SplitPart::kTest, SplitPart::kTest,
+                                        SplitPart::kTrain, SplitPart::kTrain};
+    REQUIRE(data.fixed_splits.size() == 2);
+    CHECK(data.fixed_splits[0] == first);
+    CHECK(data.fixed_splits[1] == second);
+    CHECK(data.split == first);
+    CHECK(data.preparation.fixed_split == 0);
+    CHECK_FALSE(data.preparation.random_split);
+    maskgat::use_fixed_split(data, 1);
+    CHECK(data.split == second);
+    CHECK(data.preparation.fixed_split == 1);
+    CHECK_THROWS_WITH_AS(maskgat::use_fixed_split(data, 2),
+                         "split index 2 is out of range: t carries 2 fixed splits, 0 to 1",
+                         maskgat::InvalidArgument);
+
+    maskgat::DatasetOptions options;
+    options.fixed_split = 1;
+    CHECK(maskgat::read_npz(path, "t", options).split == second);
+    options.split_sizes = maskgat::RandomSplitSizes{1, 1, 1};
+    CHECK_THROWS_WITH_AS(static_cast<void>(maskgat::read_npz(path, "t", options)),
+                         "npz: fixed.npz: split index 1 and the sizes of a random split both "
+                         "given; give one of them",
+                         maskgat::InvalidArgument);
+    options.fixed_split.reset();
+    const maskgat::Dataset random = maskgat::read_npz(path, "t", options);
+    CHECK(random.preparation.random_split);
+    CHECK(random.preparation.fixed_split == -1);
+    CHECK(random.fixed_splits.size() == 2);
+
+    options = {};
+    options.fixed_split = 0;
+    const auto plain = write_archive("plain_fixed.npz",
+                                     maskgat::test::zip_bytes(plain_graph("adj_", "attr_"), false));
+    CHECK_THROWS_WITH_AS(static_cast<void>(maskgat::read_npz(plain, "plain", options)),
+                         "split index 0: plain carries no fixed splits", maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("npz: hostile edges, masks and labels of the heterophily layout, each named") {
+    const auto error = [](const std::string& name, const Members& members,
+                          const maskgat::Limits& limits = {}) {
+      const auto path = write_archive(name, maskgat::test::zip_bytes(members, false));
+      const std::string message = error_of(path, limits);
+      const std::string prefix = "npz: " + path.string() + ": ";
+      REQUIRE(message.starts_with(prefix));
+      return message.substr(prefix.size());
+    };
+    const auto with = [](std::size_t member, std::string bytes) {
+      Members members = fixed_split_graph();
+      members[member].second = std::move(bytes);
+      return members;
+    };
+    CHECK(error("edge_shape.npz",
+                with(2, npy_bytes("<i8", {2, 3}, raw_bytes<std::int64_t>({0, 1, 2, 3, 4, 0})))) ==
+          "member 'edges.npy' has shape (2, 3), expected (E, 2): one row per edge");
+    CHECK(error("edge_range.npz",
+                with(2, npy_bytes("<i8", {2, 2}, raw_bytes<std::int64_t>({0, 1, 4, 5})))) ==
+          "member 'edges.npy' row 1 holds node 5, outside [0, 5) of the 5 feature rows");
+    CHECK(error("edge_negative.npz",
+                with(2, npy_bytes("<i4", {1, 2}, raw_bytes<std::int32_t>({-1, 2})))) ==
+          "member 'edges.npy' row 0 holds node -1, outside [0, 5) of the 5 feature rows");
+    CHECK(error("edge_float.npz", with(2, npy_bytes("<f8", {1, 2}, raw_bytes<double>({0, 1})))) ==
+          "member 'edges.npy' holds dtype '<f8', expected integers");
+    maskgat::Limits limits;
+    limits.max_edges = 7;
+    CHECK(error("edge_limit.npz", fixed_split_graph(), limits) ==
+          "member 'edges.npy' holds 4 edges, which make 8 both ways: over the edge limit of 7 "
+          "(raise it with --max-edges)");
+    CHECK(error("mask_dtype.npz",
+                with(4, npy_bytes("<i8", {2, 5},
+                                  raw_bytes<std::int64_t>({0, 0, 1, 0, 0, 1, 0, 0, 0, 0})))) ==
+          "member 'val_masks.npy' holds dtype '<i8', expected bool ('|b1')");
+    CHECK(error("mask_transposed.npz", with(3, npy_bytes("|b1", {5, 2}, std::string(10, '\0')))) ==
+          "member 'train_masks.npy' has shape (5, 2), expected (K, 5): one row of the 5 nodes for "
+          "each of K >= 1 splits");
+    CHECK(error("mask_flat.npz", with(3, npy_bytes("|b1", {5}, std::string(5, '\0')))) ==
+          "member 'train_masks.npy' has shape (5,), expected (K, 5): one row of the 5 nodes for "
+          "each of K >= 1 splits");
+    CHECK(error("mask_count.npz", with(5, npy_bytes("|b1", {3, 5}, std::string(15, '\0')))) ==
+          "member 'test_masks.npy' holds 3 splits, member 'train_masks.npy' 2");
+    CHECK(error("mask_twice.npz",
+                with(4, npy_bytes("|b1", {2, 5},
+                                  raw_bytes<bool>({true, false, true, false, false, true, false,
+                                                   false, false, false})))) ==
+          "member 'val_masks.npy' puts node 0 of split 0 in its val set, and it is in its train "
+          "set already: expected each node in at most one set of a split");
+    Members missing = fixed_split_graph();
+    missing.erase(missing.begin() + 4);
+    CHECK(error("mask_missing.npz", missing) == "member 'val_masks.npy' is missing");
+    CHECK(error("label_negative.npz",
+                with(1, npy_bytes("<i8", {5}, raw_bytes<std::int64_t>({0, 1, -1, 0, 1})))) ==
+          "member 'node_labels.npy' gives node 2 label -1, outside [0, 2)");
+    CHECK(error("label_count.npz",
+                with(1, npy_bytes("<i8", {4}, raw_bytes<std::int64_t>({0, 1, 1, 0})))) ==
+          "member 'node_labels.npy' holds 4 labels for 5 nodes");
+    limits = {};
+    limits.max_nodes = 4;
+    const auto path =
+        write_archive("node_limit.npz", maskgat::test::zip_bytes(fixed_split_graph(), false));
+    CHECK(error_of(path, limits) == "npz: " + path.string() +
+                                        ": the features have 5 rows, over the node limit of 4 "
+                                        "(raise it with --max-nodes)");
   }
 
   TEST_CASE("npz: hostile containers get clear errors") {

@@ -405,12 +405,31 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(train::load_checkpoint(bad),
                          doctest::Contains("checksum mismatch: the file is corrupt"),
                          maskgat::ParseError);
-    for (const int version : {0, 8}) {
+    // Format 8's fields after the record: the metric, the best validation score, the fixed split.
+    const std::size_t tail = bytes.size() - 8 - 17;
+    std::string payload8 = bytes.substr(maskgat::test::kCheckpointHeader,
+                                        bytes.size() - maskgat::test::kCheckpointHeader - 8);
+    const std::size_t metric_at = tail - maskgat::test::kCheckpointHeader;
+    std::string metric = payload8;
+    metric[metric_at] = 2;
+    write_bytes(bad, maskgat::test::frame_checkpoint(metric, 8));
+    CHECK_THROWS_WITH_AS(train::load_checkpoint(bad), doctest::Contains("unknown metric 2"),
+                         maskgat::ParseError);
+    std::string fixed = payload8;
+    const std::int64_t split = 3;  // the model's split is random
+    std::memcpy(fixed.data() + metric_at + 9, &split, sizeof(split));
+    write_bytes(bad, maskgat::test::frame_checkpoint(fixed, 8));
+    CHECK_THROWS_WITH_AS(train::load_checkpoint(bad),
+                         doctest::Contains("data record: fixed split 3 of a random split, expected "
+                                           "-1 (none) or the index of a split that came with the "
+                                           "data"),
+                         maskgat::ParseError);
+    for (const int version : {0, 9}) {
       std::string versioned = bytes;
       versioned[8] = static_cast<char>(version);
       write_bytes(bad, versioned);
       const std::string expected =
-          "format version " + std::to_string(version) + ", this build reads versions 1 to 7";
+          "format version " + std::to_string(version) + ", this build reads versions 1 to 8";
       CHECK_THROWS_WITH_AS(train::load_checkpoint(bad), doctest::Contains(expected.c_str()),
                            maskgat::ParseError);
     }

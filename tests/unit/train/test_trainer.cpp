@@ -32,6 +32,53 @@ train::TrainOptions quick_options(std::int64_t epochs = 60, std::int64_t patienc
 }  // namespace
 
 TEST_SUITE("unit") {
+  TEST_CASE(
+      "Trainer with ROC AUC: early stopping follows the validation AUC, the test AUC reported") {
+    const maskgat::Dataset data = maskgat::test::synthetic_dataset(400, 5.0, 8, 2, 11);
+    train::TrainOptions options = quick_options(40, 5);
+    options.metric = train::Metric::kRocAuc;
+    train::Trainer trainer(data, options);
+    double best_score = 0.0;
+    double best_loss = std::numeric_limits<double>::infinity();
+    bool differs = false;
+    const train::FitResult result = trainer.fit([&](const train::EpochStats& stats) {
+      // The rule of early stopping, on the AUC: both at least as good takes the parameters.
+      CHECK(stats.checkpoint == (stats.val_score >= best_score && stats.val_loss <= best_loss));
+      best_score = std::max(best_score, stats.val_score);
+      best_loss = std::min(best_loss, stats.val_loss);
+      differs = differs || stats.val_score != stats.val_accuracy;
+    });
+    CHECK(differs);
+    CHECK(result.val_score > 0.5);
+    const train::SplitMetrics test = trainer.evaluate(maskgat::SplitPart::kTest);
+    REQUIRE(test.roc_auc);
+    CHECK(result.test_score == *test.roc_auc);
+    CHECK(result.test_accuracy == test.accuracy);
+    const std::vector<maskgat::NodeId> val = data.nodes_in(maskgat::SplitPart::kVal);
+    CHECK(result.val_score ==
+          doctest::Approx(train::roc_auc(trainer.logits(), data.labels, val)).epsilon(1e-5));
+    const train::Checkpoint saved = trainer.checkpoint();
+    CHECK(saved.options.metric == train::Metric::kRocAuc);
+    CHECK(saved.state.best_val_score == result.val_score);
+  }
+
+  TEST_CASE("Trainer with ROC AUC refuses a task of more than two classes and a one-class set") {
+    train::TrainOptions options = quick_options();
+    options.metric = train::Metric::kRocAuc;
+    const maskgat::Dataset four = small_synthetic();
+    CHECK_THROWS_WITH_AS(
+        train::Trainer(four, options),
+        ("train: ROC AUC is for two-class tasks, " + four.name + " has 4 classes").c_str(),
+        maskgat::InvalidArgument);
+    maskgat::Dataset one = maskgat::test::synthetic_dataset(200, 5.0, 8, 2, 11);
+    for (const maskgat::NodeId node : one.nodes_in(maskgat::SplitPart::kVal)) {
+      one.labels[static_cast<std::size_t>(node)] = 1;
+    }
+    CHECK_THROWS_WITH_AS(train::Trainer(one, options),
+                         doctest::Contains("roc_auc: the validation nodes are all of class 1 ("),
+                         maskgat::InvalidArgument);
+  }
+
   TEST_CASE("Trainer learns a homophilous synthetic graph and is reproducible across threads") {
     const maskgat::Dataset data = small_synthetic();
     const auto run = [&](std::size_t threads) {
