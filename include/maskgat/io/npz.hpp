@@ -37,8 +37,8 @@ namespace maskgat {
 /// @param options normalisation, split, limits and strictness
 /// @return the dataset, with sparse features
 /// @throws IoError (missing file), ParseError (not an npz graph, or a hostile one: the message
-///         names the member and what it expected, e.g. `member 'train_masks.npy' has shape (10,
-///         7), expected (K, 5): ...`), LimitError, InvalidArgument (`options.fixed_split` out of
+///         names the member and what it expected, e.g. ``member 'train_masks.npy' has shape (10,
+///         7), expected (K, 5): ...``), LimitError, InvalidArgument (`options.fixed_split` out of
 ///         range, for a file without fixed splits, or together with `options.split_sizes`).
 [[nodiscard]] MASKGAT_EXPORT Dataset read_npz(const std::filesystem::path& path,
                                               const std::string& name,
