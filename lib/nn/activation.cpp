@@ -23,7 +23,7 @@ constexpr std::array<std::pair<ActivationKind, const char*>, 5> kNames{{
 
 // Runs `fn(in_block, out_block)` on the same fixed row blocks of two N x F arrays.
 template <typename T, typename Fn>
-void for_row_blocks(const RowMatrix<T>& in, RowMatrix<T>& out, Fn&& fn) {
+void for_row_blocks(const Eigen::Ref<const RowMatrix<T>>& in, RowMatrix<T>& out, Fn&& fn) {
   maskgat::detail::for_each_block(
       in.rows(), maskgat::detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
         fn(in.middleRows(begin, end - begin).array(), out.middleRows(begin, end - begin).array());
@@ -72,11 +72,11 @@ BasicActivation<T>::BasicActivation(const ActivationOptions& options) : options_
 // vectorises the exp (its expm1 is several times slower; exp - 1 loses relative precision only
 // where ELU(z) is tiny, an absolute error of an ulp of 1).
 template <typename T>
-void BasicActivation<T>::forward(const RowMatrix<T>& x, RowMatrix<T>& out) const {
+void BasicActivation<T>::forward(const Eigen::Ref<const RowMatrix<T>>& x, RowMatrix<T>& out) const {
   ops::detail::resize_buffer(out, x.rows(), x.cols());
   const T slope = static_cast<T>(options_.negative_slope);
   const T alpha = static_cast<T>(options_.alpha);
-  for_row_blocks(x, out, [&](auto in, auto result) {
+  for_row_blocks<T>(x, out, [&](auto in, auto result) {
     switch (options_.kind) {
       case ActivationKind::kIdentity:
         result = in;
@@ -98,8 +98,8 @@ void BasicActivation<T>::forward(const RowMatrix<T>& x, RowMatrix<T>& out) const
 }
 
 template <typename T>
-void BasicActivation<T>::backward(const RowMatrix<T>& x, const RowMatrix<T>& grad_out,
-                                  RowMatrix<T>& grad_x) const {
+void BasicActivation<T>::backward(const Eigen::Ref<const RowMatrix<T>>& x,
+                                  const RowMatrix<T>& grad_out, RowMatrix<T>& grad_x) const {
   ops::detail::check_shape("activation.backward", "grad_out", grad_out, x.rows(), x.cols(),
                            "the input's rows");
   if (&grad_x != &grad_out) {
@@ -108,7 +108,7 @@ void BasicActivation<T>::backward(const RowMatrix<T>& x, const RowMatrix<T>& gra
   }
   const T slope = static_cast<T>(options_.negative_slope);
   const T alpha = static_cast<T>(options_.alpha);
-  for_row_blocks(x, grad_x, [&](auto in, auto grad) {
+  for_row_blocks<T>(x, grad_x, [&](auto in, auto grad) {
     switch (options_.kind) {
       case ActivationKind::kIdentity:
         break;
@@ -116,7 +116,13 @@ void BasicActivation<T>::backward(const RowMatrix<T>& x, const RowMatrix<T>& gra
         grad *= (in > T(0)).template cast<T>();
         break;
       case ActivationKind::kElu:
-        grad *= (in > T(0)).select(T(1), alpha * in.min(T(0)).exp());
+        // With alpha 1, ELU'(z) = exp(min(z, 0)) through Eigen's vectorised exp (a `select`
+        // would evaluate it with the scalar exp, whose last bits differ).
+        if (alpha == T(1)) {
+          grad *= in.min(T(0)).exp();
+        } else {
+          grad *= (in > T(0)).select(T(1), alpha * in.min(T(0)).exp());
+        }
         break;
       case ActivationKind::kLeakyRelu:
         grad *= in.unaryExpr([slope](T v) { return v > T(0) ? T(1) : slope; });

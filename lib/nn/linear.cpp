@@ -18,7 +18,7 @@ BasicLinear<T>::BasicLinear(ParameterStore<T>& store, std::string_view name,
 
 template <typename T>
 void BasicLinear<T>::forward(InputRef<T> x, RowMatrix<T>& out) const {
-  detail::check_columns("linear.forward", x, options_.in_features);
+  detail::check_columns("linear.forward", x.cols(), options_.in_features);
   detail::project(*store_, projection_, x, out);
 }
 

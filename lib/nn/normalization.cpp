@@ -118,14 +118,15 @@ BasicLayerNorm<T>::BasicLayerNorm(ParameterStore<T>& store, std::string_view nam
 }
 
 template <typename T>
-void BasicLayerNorm<T>::forward(const RowMatrix<T>& x, Cache& cache, RowMatrix<T>& out) const {
-  detail::check_columns<T>("layer_norm.forward", x, options_.features);
+void BasicLayerNorm<T>::forward(const Eigen::Ref<const RowMatrix<T>>& x, Cache& cache,
+                                RowMatrix<T>& out) const {
+  detail::check_columns("layer_norm.forward", x.cols(), options_.features);
   const std::int64_t cols = x.cols();
   ops::detail::resize_buffer(cache.normalized, x.rows(), cols);
   ops::detail::resize_buffer(cache.inv_std, x.rows(), 1);
   for_each_block(x.rows(), kRowBlock, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
-      const T* row = x.data() + r * cols;
+      const T* row = x.data() + r * x.outerStride();
       double sum = 0.0;
       for (std::int64_t c = 0; c < cols; ++c) sum += row[c];
       const double mean = sum / static_cast<double>(cols);
@@ -198,9 +199,9 @@ BasicBatchNorm<T>::BasicBatchNorm(ParameterStore<T>& store, ParameterStore<T>& b
 }
 
 template <typename T>
-void BasicBatchNorm<T>::forward(const RowMatrix<T>& x, Mode mode, Cache& cache,
+void BasicBatchNorm<T>::forward(const Eigen::Ref<const RowMatrix<T>>& x, Mode mode, Cache& cache,
                                 RowMatrix<T>& out) const {
-  detail::check_columns<T>("batch_norm.forward", x, options_.features);
+  detail::check_columns("batch_norm.forward", x.cols(), options_.features);
   const std::int64_t rows = x.rows();
   const std::int64_t cols = x.cols();
   cache.batch_statistics = mode == Mode::kTrain || !options_.track_running_stats;

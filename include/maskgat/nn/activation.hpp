@@ -47,13 +47,14 @@ class MASKGAT_EXPORT BasicActivation {
   /// `out = f(x)`; `out` may be `x`.
   /// @param x   N x F
   /// @param out resized to N x F
-  void forward(const RowMatrix<T>& x, RowMatrix<T>& out) const;
+  void forward(const Eigen::Ref<const RowMatrix<T>>& x, RowMatrix<T>& out) const;
   /// `grad_x = grad_out .* f'(x)`; `grad_x` may be `grad_out`.
   /// @param x        the forward's input, N x F
   /// @param grad_out dL/dout, N x F
   /// @param grad_x   resized to N x F and overwritten with dL/dx
   /// @throws InvalidArgument when `grad_out` is not shaped as `x`.
-  void backward(const RowMatrix<T>& x, const RowMatrix<T>& grad_out, RowMatrix<T>& grad_x) const;
+  void backward(const Eigen::Ref<const RowMatrix<T>>& x, const RowMatrix<T>& grad_out,
+                RowMatrix<T>& grad_x) const;
   /// The options the activation was built with.
   /// @return the options as given to the constructor
   [[nodiscard]] const ActivationOptions& options() const noexcept { return options_; }

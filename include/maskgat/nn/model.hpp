@@ -1,6 +1,7 @@
 #pragma once
 /// @file
-/// A node classifier: a stack of attention layers, as in the GAT paper.
+/// A node classifier built from a spec of modules: by default the GAT paper's stack of attention
+/// layers.
 
 #include <cstdint>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "maskgat/graph/graph.hpp"
 #include "maskgat/nn/layer.hpp"
 #include "maskgat/nn/parameters.hpp"
+#include "maskgat/nn/spec.hpp"
 
 namespace maskgat::nn {
 
@@ -49,16 +51,33 @@ struct ModelOptions {
   Schedule schedule{};             ///< task sizes of every layer's kernels (speed only)
 };
 
-/// The GAT paper's transductive model (Veličković et al. 2018), with any of the three attention
-/// layers:
+/// The most modules a model spec may hold, residual blocks and their bodies counted.
+inline constexpr std::int64_t kMaxModules = 4096;
+
+/// The GAT paper's model as a spec: `dropout, conv1, elu, dropout, conv2, ...` with the sizes of
+/// `options` (no dropout modules when `options.dropout` is 0).
+/// @param options the paper model's shape, `in_features` and `classes` set
+/// @return a spec that `BasicModel(spec, rng)` builds into the same model as
+///         `BasicModel(options, rng)`
+[[nodiscard]] MASKGAT_EXPORT ModelSpec paper_spec(const ModelOptions& options);
+
+/// A node classifier: the modules of a spec in order. By default the GAT paper's transductive
+/// model (Veličković et al. 2018), with any of the three attention layers:
 ///
 ///     x -> dropout -> conv1 (heads x hidden, concat) -> ELU -> dropout -> ... -> conv_L
 ///          (output_heads x classes, mean) -> logits (N x K)
 ///
-/// Layers are named `conv1` ... `convL` in the `ParameterStore`; hidden layers concatenate their
-/// heads, the output layer averages them. GAT and GATv2 layers add the self-loops the mask lacks;
-/// pass `masks::from_graph(graph)` so that happens once. Dropout on a sparse input drops stored
-/// entries only. All randomness comes from the `Rng` given to `forward` (one key per dropout).
+/// and any other stack of attention layers, linear layers, normalisations, activations, dropout
+/// and residual blocks a `ModelSpec` lists (docs/model-specs.md). Parameters are named by module
+/// (`conv1.weight`, `lin1.bias`, `block1.skip.weight`). GAT and GATv2 layers add the self-loops
+/// the mask lacks; pass `masks::from_graph(graph)` so that happens once. Dropout on a sparse input
+/// drops stored entries only. All randomness comes from the `Rng` given to `forward` (one key per
+/// dropout, in module order).
+///
+/// The attention layers split the modules into levels (each attention layer with the modules up
+/// to the next one; those before the first belong to the first): the per-layer masks and rows of
+/// sampled and receptive-field steps, and `forward_layer`, are per level. Batch normalisation
+/// needs every row of its batch, so a model with one refuses row sets and parts of a graph.
 ///
 /// `forward` keeps what `backward` needs, so a model runs one pass at a time (not re-entrant).
 template <typename T>
@@ -70,6 +89,14 @@ class MASKGAT_EXPORT BasicModel {
   /// @throws InvalidArgument on a non-positive size, more than `kMaxLayers` layers, a dropout or
   ///         attention dropout outside [0, 1), or a non-positive `schedule.grain`.
   BasicModel(const ModelOptions& options, Rng& rng);
+  /// Builds the modules of `spec` in order and initialises them from `rng`, after checking the
+  /// whole spec: widths (inferred from the module before, declared ones must match), names
+  /// (unique; missing ones given by kind and position), at least one attention layer, at most one
+  /// in a residual block, the output `spec.classes` wide.
+  /// @param spec the modules, with `in_features` and `classes` set
+  /// @param rng  draws the initial weights, module by module
+  /// @throws InvalidArgument naming the module (its position and name) and the field.
+  BasicModel(const ModelSpec& spec, Rng& rng);
   ~BasicModel();
   /// Takes over another model; the moved-from model may only be assigned to or destroyed.
   BasicModel(BasicModel&&) noexcept;
@@ -169,9 +196,22 @@ class MASKGAT_EXPORT BasicModel {
   /// The model's parameters and gradients, read-only.
   /// @return the store, named `conv1.weight`, ...; it lives as long as the model
   [[nodiscard]] const ParameterStore<T>& parameters() const noexcept;
-  /// The options the model was built with.
-  /// @return the options as given to the constructor
+  /// The running statistics of the model's batch normalisations (`norm1.running_mean`, ...),
+  /// which training updates and the optimizer never does.
+  /// @return the store; empty without batch normalisation
+  [[nodiscard]] ParameterStore<T>& buffers() noexcept;
+  /// The running statistics, read-only.
+  /// @return the store; empty without batch normalisation
+  [[nodiscard]] const ParameterStore<T>& buffers() const noexcept;
+  /// The options the model was built with. A model built from a spec has `in_features`,
+  /// `classes`, `layers` (its attention layers) and `schedule` set, the paper's other fields at
+  /// their defaults.
+  /// @return the options
   [[nodiscard]] const ModelOptions& options() const noexcept;
+  /// The spec the model was built from (`paper_spec(options)` for a model built from options),
+  /// with every module named and every width resolved.
+  /// @return the spec
+  [[nodiscard]] const ModelSpec& spec() const noexcept;
 
  private:
   struct Impl;

@@ -49,7 +49,7 @@ class MASKGAT_EXPORT BasicLayerNorm {
   /// @param cache receives what `backward` needs
   /// @param out   resized to N x F; may be `x`
   /// @throws InvalidArgument when x has not F columns.
-  void forward(const RowMatrix<T>& x, Cache& cache, RowMatrix<T>& out) const;
+  void forward(const Eigen::Ref<const RowMatrix<T>>& x, Cache& cache, RowMatrix<T>& out) const;
   /// Adds the parameter gradients into the store and writes dL/dx into `grad_x`.
   /// @param cache    the forward's
   /// @param grad_out dL/dout, N x F
@@ -122,7 +122,8 @@ class MASKGAT_EXPORT BasicBatchNorm {
   /// @param out   resized to N x F; may be `x`
   /// @throws InvalidArgument when x has not F columns, or has a single row in training (its
   ///         variance is undefined; PyTorch refuses it too).
-  void forward(const RowMatrix<T>& x, Mode mode, Cache& cache, RowMatrix<T>& out) const;
+  void forward(const Eigen::Ref<const RowMatrix<T>>& x, Mode mode, Cache& cache,
+               RowMatrix<T>& out) const;
   /// Adds the parameter gradients into the store and writes dL/dx into `grad_x`.
   /// @param cache    the forward's
   /// @param grad_out dL/dout, N x F

@@ -138,10 +138,10 @@ inline const Graph& forward_mask(const Graph& graph, bool add_self_loops, Graph&
   return attention_mask(graph, add_self_loops, looped);
 }
 
-template <typename T>
-void check_columns(const std::string& where, InputRef<T> x, std::int64_t in_features) {
-  if (x.cols() != in_features) {
-    throw InvalidArgument(where + ": x has " + std::to_string(x.cols()) + " columns, expected " +
+inline void check_columns(const std::string& where, std::int64_t columns,
+                          std::int64_t in_features) {
+  if (columns != in_features) {
+    throw InvalidArgument(where + ": x has " + std::to_string(columns) + " columns, expected " +
                           std::to_string(in_features));
   }
 }
@@ -153,7 +153,7 @@ void check_input(const std::string& where, const Graph& graph, InputRef<T> x,
     throw InvalidArgument(where + ": x has " + std::to_string(x.rows()) + " rows, the graph has " +
                           std::to_string(graph.num_nodes()) + " nodes");
   }
-  check_columns(where, x, in_features);
+  check_columns(where, x.cols(), in_features);
 }
 
 // Resizes `grad_x` to N x F and zeroes it, when asked for (dense `x` only).
