@@ -1,10 +1,13 @@
-// Writes MaskGAT's outputs and gradients of every attention layer, with the inputs and weights
-// that produced them, as JSON cases for reference.py to recompute with PyTorch.
+// Writes MaskGAT's outputs and gradients of every attention layer and of models built from specs,
+// with the inputs and weights that produced them, as JSON cases for reference.py to recompute
+// with PyTorch.
 //
 // usage: maskgat-parity-export OUT_DIR [DATA_DIR]
 // Cases: a small random graph with dense features (every layer, concat and mean, with and
-// without the additive terms; input gradients too) and, when DATA_DIR holds Cora, Cora's graph
-// with its sparse row-normalised features (every layer with the GAT paper's hidden shape).
+// without the additive terms; input gradients too); models from specs on small random graphs
+// (residual blocks with LayerNorm and a learned skip, BatchNorm in training and evaluation, linear
+// layers and activations); and, when DATA_DIR holds Cora, Cora's graph with its sparse
+// row-normalised features (every layer with the GAT paper's hidden shape).
 
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +19,8 @@
 #include "maskgat/nn/dot_attention_conv.hpp"
 #include "maskgat/nn/gat_conv.hpp"
 #include "maskgat/nn/gatv2_conv.hpp"
+#include "maskgat/nn/model.hpp"
+#include "maskgat/nn/spec.hpp"
 #include "support/random_data.hpp"
 
 namespace {
@@ -56,6 +61,61 @@ struct Case {
   InputRef<float> x;
 };
 
+// The mask's edges (`num_nodes`, `src`, `dst`, in destination-major order) and the input `x`
+// (dense, or sparse as triplets), as fields of the case being written.
+void write_graph_and_input(JsonWriter& json, const Graph& graph, InputRef<float> x) {
+  json.raw("\"num_nodes\":" + std::to_string(graph.num_nodes()) + ",");
+  const auto sources = graph.in_sources();
+  const auto destinations = graph.edge_destinations();
+  json.key("src");
+  json.numbers(sources.data(), static_cast<std::int64_t>(sources.size()));
+  json.raw(",");
+  json.key("dst");
+  json.numbers(destinations.data(), static_cast<std::int64_t>(destinations.size()));
+  json.raw(",");
+  json.key("x");
+  if (x.is_sparse()) {
+    const auto sparse = x.sparse();
+    RowMatrix<float> triplets(sparse.nonZeros(), 3);
+    std::int64_t k = 0;
+    for (std::int64_t row = 0; row < sparse.outerSize(); ++row) {
+      for (decltype(sparse)::InnerIterator it(sparse, row); it; ++it, ++k) {
+        triplets(k, 0) = static_cast<float>(it.row());
+        triplets(k, 1) = static_cast<float>(it.col());
+        triplets(k, 2) = it.value();
+      }
+    }
+    json.raw("{\"rows\":" + std::to_string(sparse.rows()) +
+             ",\"cols\":" + std::to_string(sparse.cols()) + ",\"triplets\":");
+    json.matrix(triplets);
+    json.raw("}");
+  } else {
+    json.matrix(x.dense());
+  }
+}
+
+// Every tensor of `store` by name: `{"name": {"value": ..., "grad": ...}}`, or the values alone
+// (`{"name": matrix}`) without `grads`.
+void write_store(JsonWriter& json, const nn::ParameterStore<float>& store, bool grads) {
+  json.raw("{");
+  bool first = true;
+  for (const auto& entry : store.entries()) {
+    json.raw(first ? "" : ",");
+    first = false;
+    json.key(entry.name);
+    if (!grads) {
+      json.matrix(store.value(entry.parameter));
+      continue;
+    }
+    json.raw("{\"value\":");
+    json.matrix(store.value(entry.parameter));
+    json.raw(",\"grad\":");
+    json.matrix(store.grad(entry.parameter));
+    json.raw("}");
+  }
+  json.raw("}");
+}
+
 template <typename Layer, typename Options>
 void export_case(const std::filesystem::path& dir, const Case& c, const std::string& kind,
                  const Options& options, const std::string& options_json, std::uint64_t seed) {
@@ -73,48 +133,12 @@ void export_case(const std::filesystem::path& dir, const Case& c, const std::str
 
   const std::string name = c.name + "_" + kind + "_" + std::to_string(seed);
   JsonWriter json(dir / (name + ".json"));
-  json.raw("{\"name\":\"" + name + "\",\"layer\":\"" + kind + "\",\"options\":" + options_json);
-  json.raw(",\"num_nodes\":" + std::to_string(c.graph->num_nodes()) + ",");
-  const auto sources = c.graph->in_sources();
-  const auto destinations = c.graph->edge_destinations();
-  json.key("src");
-  json.numbers(sources.data(), static_cast<std::int64_t>(sources.size()));
+  json.raw("{\"name\":\"" + name + "\",\"layer\":\"" + kind + "\",\"options\":" + options_json +
+           ",");
+  write_graph_and_input(json, *c.graph, c.x);
+  json.raw(",\"parameters\":");
+  write_store(json, store, true);
   json.raw(",");
-  json.key("dst");
-  json.numbers(destinations.data(), static_cast<std::int64_t>(destinations.size()));
-  json.raw(",");
-  json.key("x");
-  if (c.x.is_sparse()) {
-    const auto sparse = c.x.sparse();
-    RowMatrix<float> triplets(sparse.nonZeros(), 3);
-    std::int64_t k = 0;
-    for (std::int64_t row = 0; row < sparse.outerSize(); ++row) {
-      for (decltype(sparse)::InnerIterator it(sparse, row); it; ++it, ++k) {
-        triplets(k, 0) = static_cast<float>(it.row());
-        triplets(k, 1) = static_cast<float>(it.col());
-        triplets(k, 2) = it.value();
-      }
-    }
-    json.raw("{\"rows\":" + std::to_string(sparse.rows()) +
-             ",\"cols\":" + std::to_string(sparse.cols()) + ",\"triplets\":");
-    json.matrix(triplets);
-    json.raw("}");
-  } else {
-    json.matrix(c.x.dense());
-  }
-  json.raw(",\"parameters\":{");
-  bool first = true;
-  for (const auto& entry : store.entries()) {
-    json.raw(first ? "" : ",");
-    first = false;
-    json.key(entry.name);
-    json.raw("{\"value\":");
-    json.matrix(store.value(entry.parameter));
-    json.raw(",\"grad\":");
-    json.matrix(store.grad(entry.parameter));
-    json.raw("}");
-  }
-  json.raw("},");
   json.key("grad_out");
   json.matrix(grad_out);
   json.raw(",");
@@ -126,6 +150,112 @@ void export_case(const std::filesystem::path& dir, const Case& c, const std::str
     json.matrix(grad_x);
   }
   json.raw("}\n");
+}
+
+// How a model case runs: in training mode (batch statistics, running statistics updated), or in
+// evaluation mode after its running statistics were set to random values.
+enum class ModelMode { kTrain, kEvalWithStatistics };
+
+// A model built from `spec_json` (exported as written, so that reference.py applies PyTorch's
+// defaults, names and widths itself), every parameter moved off its initial value (biases, scales
+// and shifts start at 0 or 1), run once on `graph` and `x`; the gradients are those of
+// L = sum(logits .* R) for a random R (`grad_out`). Without dropout, so the run is deterministic.
+void export_model_case(const std::filesystem::path& dir, const std::string& name,
+                       const char* spec_json, const Graph& graph, const RowMatrix<float>& x,
+                       std::int64_t classes, ModelMode mode, std::uint64_t seed) {
+  nn::ModelSpec spec = nn::parse_model_spec(spec_json, name);
+  spec.in_features = x.cols();
+  spec.classes = classes;
+  maskgat::Rng rng(seed);
+  nn::Model model(spec, rng);
+  for (float& value : model.parameters().values()) {
+    value += static_cast<float>(rng.uniform() - 0.5);
+  }
+  auto& buffers = model.buffers();
+  if (mode == ModelMode::kEvalWithStatistics) {
+    for (const auto& entry : buffers.entries()) {
+      // Means in [-0.5, 0.5), variances in [0.5, 1.5).
+      const bool variance = entry.name.ends_with(".running_var");
+      for (float& value : buffers.value(entry.parameter).reshaped()) {
+        value = static_cast<float>(rng.uniform() - (variance ? -0.5 : 0.5));
+      }
+    }
+  }
+  JsonWriter json(dir / (name + ".json"));
+  json.raw("{\"name\":\"" + name + "\",\"model\":" + spec_json + ",\"mode\":\"" +
+           (mode == ModelMode::kTrain ? "train" : "eval") +
+           "\",\"classes\":" + std::to_string(classes) + ",");
+  write_graph_and_input(json, graph, x);
+  json.raw(",\"buffers_before\":");
+  write_store(json, buffers, false);
+
+  maskgat::Rng unused(seed + 1);  // no dropout: nothing is drawn
+  const RowMatrix<float> logits = model.forward(
+      graph, x, mode == ModelMode::kTrain ? nn::Mode::kTrain : nn::Mode::kEval, unused);
+  const RowMatrix<float> grad_out =
+      maskgat::test::random_matrix<float>(logits.rows(), logits.cols(), seed + 2);
+  model.parameters().zero_grad();
+  model.backward(graph, x, grad_out);
+
+  json.raw(",\"buffers\":");
+  write_store(json, buffers, false);
+  json.raw(",\"parameters\":");
+  write_store(json, model.parameters(), true);
+  json.raw(",");
+  json.key("grad_out");
+  json.matrix(grad_out);
+  json.raw(",");
+  json.key("out");
+  json.matrix(logits);
+  json.raw("}\n");
+}
+
+// (a) A GAT in the style of Platonov et al.: a linear encoder, a residual block of LayerNorm ->
+// GAT -> GELU -> linear, a residual block of LayerNorm -> GATv2 without self-loops beside its
+// root weight and narrower than its input (a learned skip), LeakyReLU and a linear head.
+constexpr const char* kResidualLayerNormSpec = R"({"modules": [
+  {"type": "linear", "name": "encoder", "out": 8},
+  {"type": "residual", "modules": [
+    {"type": "layer_norm"},
+    {"type": "gat", "heads": 2, "channels": 4},
+    {"type": "gelu"},
+    {"type": "linear", "out": 8}]},
+  {"type": "residual", "modules": [
+    {"type": "layer_norm", "features": 8},
+    {"type": "gatv2", "heads": 2, "channels": 3, "add_self_loops": false, "residual": true}]},
+  {"type": "leaky_relu", "negative_slope": 0.1},
+  {"type": "linear", "name": "head", "out": "classes"}]})";
+
+// (b) Attention, batch normalisation and ELU, then attention averaged over its heads.
+constexpr const char* kBatchNormSpec = R"({"modules": [
+  {"type": "gat", "heads": 2, "channels": 3},
+  {"type": "batch_norm"},
+  {"type": "elu", "alpha": 0.7},
+  {"type": "gat", "heads": 3, "channels": "classes", "concat": false}]})";
+
+// (c) Dot-product attention under an MLP head: ReLU, a linear layer without bias, identity,
+// dropout that drops nothing, a linear output.
+constexpr const char* kMlpHeadSpec = R"({"modules": [
+  {"type": "dot", "heads": 2, "channels": 5},
+  {"type": "relu"},
+  {"type": "linear", "name": "hidden", "out": 6, "bias": false},
+  {"type": "identity"},
+  {"type": "dropout", "p": 0.0},
+  {"type": "relu"},
+  {"type": "linear", "out": "classes"}]})";
+
+void export_models(const std::filesystem::path& dir) {
+  // The graph's own edges, no self-loops, are the mask: the GATv2 layer without add_self_loops
+  // attends over them alone, the other GAT layers add the loops on each call.
+  const Graph graph = maskgat::test::random_graph(40, 5, 21);
+  const RowMatrix<float> x = maskgat::test::random_matrix<float>(40, 6, 22);
+  export_model_case(dir, "model_residual_layernorm", kResidualLayerNormSpec, graph, x, 3,
+                    ModelMode::kTrain, 4);
+  export_model_case(dir, "model_batchnorm_train", kBatchNormSpec, graph, x, 3, ModelMode::kTrain,
+                    5);
+  export_model_case(dir, "model_batchnorm_eval", kBatchNormSpec, graph, x, 3,
+                    ModelMode::kEvalWithStatistics, 6);
+  export_model_case(dir, "model_mlp_head", kMlpHeadSpec, graph, x, 4, ModelMode::kTrain, 7);
 }
 
 std::string flag(bool value) { return value ? "true" : "false"; }
@@ -178,6 +308,7 @@ int main(int argc, char** argv) {
   const Case small_case{"small", &small, x};
   export_layers(dir, small_case, 3, 4, true, true, 1);
   export_layers(dir, small_case, 3, 4, false, false, 2);
+  export_models(dir);
   if (argc == 3) {
     maskgat::DatasetOptions load;
     load.data_dir = argv[2];
