@@ -35,6 +35,11 @@ std::string metric_key(train::Metric metric) {
   return metric == train::Metric::kRocAuc ? "roc_auc" : "acc";
 }
 
+// How result lines name the model: its attention kind, or `spec` for a model from a spec file.
+std::string model_label(const train::TrainOptions& options) {
+  return options.spec ? "spec" : nn::attention_kind_name(options.model.attention);
+}
+
 train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
   train::TrainOptions options =
       cli.recipe == "shchur" ? train::shchur_recipe() : train::paper_recipe(cli.data.dataset);
@@ -45,6 +50,23 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
   if (cli.output_heads) options.model.output_heads = *cli.output_heads;
   if (cli.dropout) options.model.dropout = *cli.dropout;
   if (cli.attention_dropout) options.model.attention_dropout = *cli.attention_dropout;
+  if (cli.model && *cli.model != "paper") {
+    const std::pair<bool, const char*> paper_options[] = {
+        {cli.attention.has_value(), "--attention"},
+        {cli.layers.has_value(), "--layers"},
+        {cli.heads.has_value(), "--heads"},
+        {cli.hidden.has_value(), "--hidden"},
+        {cli.output_heads.has_value(), "--output-heads"},
+        {cli.dropout.has_value(), "--dropout"},
+        {cli.attention_dropout.has_value(), "--attn-dropout"}};
+    for (const auto& [given, name] : paper_options) {
+      if (given) {
+        throw InvalidArgument(std::string(name) + " shapes the paper's model, not a spec's (" +
+                              *cli.model + "): set it in the spec");
+      }
+    }
+    options.spec = train::read_model_spec(*cli.model);
+  }
   if (cli.learning_rate) options.optimizer.learning_rate = *cli.learning_rate;
   if (cli.weight_decay) options.optimizer.weight_decay = *cli.weight_decay;
   if (cli.epochs) options.epochs = *cli.epochs;
@@ -53,7 +75,7 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
   if (cli.whole_graph) options.receptive_field = false;
   if (cli.batch_size) options.batch_size = *cli.batch_size;
   if (cli.metric) options.metric = train::parse_metric(*cli.metric);
-  if (!cli.fanouts.empty() &&
+  if (!cli.fanouts.empty() && !options.spec &&
       static_cast<std::int64_t>(cli.fanouts.size()) != options.model.layers) {
     throw InvalidArgument("--fanout: " + std::to_string(cli.fanouts.size()) +
                           " fanouts for a model of " + std::to_string(options.model.layers) +
@@ -309,8 +331,7 @@ int run_train_on_partitions(const TrainCommandOptions& options) {
       train::save_checkpoint(*options.save, trainer.checkpoint(), output.force);
       say(output, "saved the model to " + options.save->string());
     }
-    const std::string name =
-        part.data.name + " " + nn::attention_kind_name(train_options.model.attention);
+    const std::string name = part.data.name + " " + model_label(train_options);
     nlohmann::ordered_json out = train_json(
         part.data.name, train_options, graph,
         nlohmann::ordered_json::array(
@@ -388,6 +409,10 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
           return std::string(error.what());
         }
       });
+  command->add_option("--model", options.model,
+                      "The model: paper (the GAT paper's, shaped by --attention, --layers, "
+                      "--heads, --hidden, --output-heads, --dropout, --attn-dropout; the "
+                      "default) or a JSON spec file of its modules (docs/model-specs.md)");
   command->add_option("--layers", options.layers, "Attention layers (default 2)")
       ->check(integer_at_least(1));
   command->add_option("--heads", options.heads, "Heads of every hidden layer (default 8)")
@@ -618,7 +643,7 @@ int run_train(TrainCommandOptions& options) {
                     (roc_auc ? "ROC AUC" : "accuracy"));
   }
   if (!output.json) {
-    std::cout << dataset.name << " " << nn::attention_kind_name(last.model.attention)
+    std::cout << dataset.name << " " << model_label(last)
               << (last.positional.kind == transforms::EncodingKind::kNone
                       ? ""
                       : " + " + transforms::positional_encoding_name(last.positional))
@@ -646,8 +671,7 @@ int run_train(TrainCommandOptions& options) {
   }
   // Last: the model and the metrics are written whatever happens to gnuplot.
   if (options.plot) {
-    plot_training_curves(curves, results.back().best_epoch,
-                         dataset.name + " " + nn::attention_kind_name(last.model.attention),
+    plot_training_curves(curves, results.back().best_epoch, dataset.name + " " + model_label(last),
                          *options.plot, output);
   }
   return 0;

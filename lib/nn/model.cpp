@@ -198,6 +198,14 @@ class Builder {
     }
     value = width_;
   }
+  // An output width field: positive, or "classes".
+  static std::int64_t width_field(const char* field, std::int64_t value) {
+    if (value <= 0 && value != kClassesWidth) {
+      fail(std::string(field) + " is " + std::to_string(value) +
+           ", expected a positive count or \"classes\"");
+    }
+    return value;
+  }
   std::int64_t output(std::int64_t width) const {
     return width == kClassesWidth ? spec_.classes : width;
   }
@@ -218,8 +226,11 @@ class Builder {
         fail(label + "a residual block holds a second attention layer, expected at most one");
       block_attention_ = in_block_;
       declared("in", options.in_features);
-      options.out_features = output(options.out_features);
+      options.out_features = output(width_field("channels", options.out_features));
       options.schedule = spec_.schedule;
+      if constexpr (requires { options.add_self_loops; }) {
+        self_loops_ = self_loops_ && options.add_self_loops;
+      }
       ++attention_;
       if (attention_ > kMaxLayers) {
         fail("model: more than " + std::to_string(kMaxLayers) + " attention layers");
@@ -234,7 +245,7 @@ class Builder {
       has_parameters_ = true;
     } else if constexpr (std::is_same_v<Options, LinearOptions>) {
       declared("in", options.in_features);
-      options.out_features = output(options.out_features);
+      options.out_features = output(width_field("out", options.out_features));
       push(BasicLinear<T>(store_, name, options, rng_));
       width_ = options.out_features;
       has_parameters_ = true;
@@ -291,6 +302,7 @@ class Builder {
 
  public:
   bool batch_norm_ = false;
+  bool self_loops_ = true;
 };
 
 }  // namespace
@@ -335,6 +347,7 @@ struct BasicModel<T>::Impl {
   std::vector<Step<T>> steps;
   std::size_t levels = 0;
   bool batch_norm = false;
+  bool self_loops = true;
   RowMatrix<T> result;                       // forward_layer's output when no step owns it
   std::array<RowMatrix<T>, 2> grad_buffers;  // see run_backward
   std::vector<const Graph*> masks;           // of the current forward or backward, per level
@@ -349,6 +362,7 @@ struct BasicModel<T>::Impl {
     spec = given;
     steps = builder.build(spec);
     batch_norm = builder.batch_norm_;
+    self_loops = builder.self_loops_;
     for (const auto& step : steps) levels = std::max(levels, step.level + 1);
     // The modules after the last attention layer keep its rows.
     for (auto& step : steps) {
@@ -735,6 +749,10 @@ const ParameterStore<T>& BasicModel<T>::buffers() const noexcept {
 template <typename T>
 const ModelOptions& BasicModel<T>::options() const noexcept {
   return impl_->options;
+}
+template <typename T>
+bool BasicModel<T>::mask_self_loops() const noexcept {
+  return impl_->self_loops;
 }
 template <typename T>
 const ModelSpec& BasicModel<T>::spec() const noexcept {

@@ -1,9 +1,12 @@
 #include "maskgat/nn/spec.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "maskgat/core/error.hpp"
 
@@ -253,7 +256,44 @@ Json write_modules(const std::vector<ModuleSpec>& modules) {
   return list;
 }
 
+// Adds the projection weights of `modules` (an upper bound: an attention layer counted with a
+// second projection, as GATv2's and residual layers have) to `weights`, from the input `width`
+// on, and their widest output to `widest`; `width` ends as their output's.
+void add_spec_size(const std::vector<ModuleSpec>& modules, double classes, double& width,
+                   double& weights, double& widest) {
+  const auto out = [classes](std::int64_t value) {
+    return value == kClassesWidth ? classes : static_cast<double>(value);
+  };
+  for (const ModuleSpec& module : modules) {
+    std::visit(
+        [&](const auto& options) {
+          using Options = std::decay_t<decltype(options)>;
+          if constexpr (std::is_same_v<Options, LinearOptions>) {
+            weights += width * out(options.out_features);
+            width = out(options.out_features);
+          } else if constexpr (std::is_same_v<Options, ResidualOptions>) {
+            const double in = width;
+            add_spec_size(options.modules, classes, width, weights, widest);
+            if (width != in) weights += in * width;
+          } else if constexpr (requires { options.heads; }) {
+            const double heads = static_cast<double>(options.heads) * out(options.out_features);
+            weights += 2.0 * width * heads;
+            width = options.concat ? heads : out(options.out_features);
+          }
+          widest = std::max(widest, width);
+        },
+        module.module);
+  }
+}
+
 }  // namespace
+
+SpecSize spec_size(const ModelSpec& spec) {
+  SpecSize size;
+  double width = static_cast<double>(spec.in_features);
+  add_spec_size(spec.modules, static_cast<double>(spec.classes), width, size.weights, size.widest);
+  return size;
+}
 
 const char* module_type(const ModuleSpec& module) noexcept {
   struct Name {

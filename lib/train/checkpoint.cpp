@@ -28,8 +28,9 @@ constexpr std::string_view kMagic = "MGATCKPT";
 // of the training and validation nodes' names; older files cannot tell which nodes those were.
 // Version 8 added, after the data record, the metric, the best epoch's validation score and (with
 // a record) the index of the fixed split trained on; older files follow accuracy and record no
-// fixed split.
-constexpr std::uint32_t kVersion = 8;
+// fixed split. Version 9 added after them the model's spec as JSON (empty: the paper's model
+// of the options) and its running statistics.
+constexpr std::uint32_t kVersion = 9;
 constexpr std::uint32_t kOldestVersion = 1;
 
 using detail::fnv1a;
@@ -362,6 +363,8 @@ void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkp
   payload.scalar<std::uint8_t>(static_cast<std::uint8_t>(checkpoint.options.metric));
   payload.scalar(checkpoint.state.best_val_score);
   if (checkpoint.data) payload.scalar(checkpoint.data->preparation.fixed_split);
+  payload.string(checkpoint.options.spec ? nn::model_spec_json(*checkpoint.options.spec) : "");
+  payload.array(checkpoint.buffers);
 
   Writer file;
   std::string content(kMagic);
@@ -456,9 +459,33 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Limits& limi
     if (recorded == 1) checkpoint.data = read_data(in, version);
   }
   if (version >= 8) read_format8_fields(in, checkpoint);
+  if (version >= 9) {
+    const std::string spec = in.string();
+    if (!spec.empty()) {
+      try {
+        checkpoint.options.spec = nn::parse_model_spec(spec, where);
+      } catch (const ParseError& bad) {
+        in.fail(std::string("the model spec: ") + bad.what());
+      }
+      checkpoint.options.spec->in_features = checkpoint.options.model.in_features;
+      checkpoint.options.spec->classes = checkpoint.options.model.classes;
+    }
+    checkpoint.buffers = in.array<float>();
+  }
   in.finish();
-  check_stored_sizes(in, checkpoint.options.model, checkpoint.values.size(),
-                     checkpoint.parameters.size());
+  if (checkpoint.options.spec) {
+    // The spec's projections cannot hold more weights than the file stores values (each
+    // attention layer is counted with a second projection, so up to twice those).
+    const double weights = nn::spec_size(*checkpoint.options.spec).weights;
+    if (weights > 2.0 * static_cast<double>(checkpoint.values.size()) + 1.0) {
+      in.fail("the model spec's projections hold up to " + std::to_string(weights) +
+              " weights, more than the " + std::to_string(checkpoint.values.size()) +
+              " stored values");
+    }
+  } else {
+    check_stored_sizes(in, checkpoint.options.model, checkpoint.values.size(),
+                       checkpoint.parameters.size());
+  }
   check_content(checkpoint, where);
   return checkpoint;
 }
@@ -647,12 +674,22 @@ void check_parameters(const nn::ParameterStore<float>& store,
   }
 }
 
+void restore_buffers(nn::Model& model, std::span<const float> buffers) {
+  auto values = model.buffers().values();
+  if (buffers.size() != values.size()) {
+    throw InvalidArgument("checkpoint: " + std::to_string(buffers.size()) +
+                          " running statistics, the model has " + std::to_string(values.size()));
+  }
+  std::copy(buffers.begin(), buffers.end(), values.begin());
+}
+
 nn::Model load_model(const Checkpoint& checkpoint) {
   Rng rng(checkpoint.options.seed);
-  nn::Model model(checkpoint.options.model, rng);
+  nn::Model model = make_model(checkpoint.options, rng);
   check_parameters(model.parameters(), checkpoint.parameters, checkpoint.values.size());
   std::copy(checkpoint.values.begin(), checkpoint.values.end(),
             model.parameters().values().begin());
+  restore_buffers(model, checkpoint.buffers);
   return model;
 }
 

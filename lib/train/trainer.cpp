@@ -58,12 +58,18 @@ bool flips_signs(const TrainOptions& options) {
   return options.positional.kind == transforms::EncodingKind::kLaplacian;
 }
 
-nn::ModelOptions model_options(const Dataset& dataset, const TrainOptions& options) {
+// `options` with the model's input and output widths those of `dataset`, after checking the
+// model's size.
+TrainOptions with_widths(const Dataset& dataset, TrainOptions options) {
   check_model_size(options, dataset);
-  nn::ModelOptions model = options.model;
-  model.in_features = dataset.features.cols() + options.positional.dims;
-  model.classes = dataset.num_classes();
-  return model;
+  options.model.in_features = dataset.features.cols() + options.positional.dims;
+  options.model.classes = dataset.num_classes();
+  if (options.spec) {
+    options.spec->in_features = options.model.in_features;
+    options.spec->classes = options.model.classes;
+    options.spec->schedule = options.model.schedule;
+  }
+  return options;
 }
 
 double elapsed_ms(std::chrono::steady_clock::time_point start) {
@@ -142,8 +148,8 @@ std::optional<Field> node_field(const TrainOptions& options, const Graph& mask,
 // from step to step). Its parameters are only a copy of the trained model's, refreshed before
 // every step; it starts from a throwaway random initialisation, not from the trainer's stream.
 struct TrainingField {
-  TrainingField(Field field_in, const nn::ModelOptions& model_options)
-      : field(std::move(field_in)), model(model_options, initialisation) {}
+  TrainingField(Field field_in, const TrainOptions& options)
+      : field(std::move(field_in)), model(make_model(options, initialisation)) {}
 
   Field field;
   Rng initialisation{0};
@@ -179,36 +185,54 @@ void check_model_size(const TrainOptions& options, const Dataset& dataset) {
   }
   // In double: the products of hostile widths overflow any integer type.
   const double features = static_cast<double>(dataset.features.cols() + options.positional.dims);
-  const double hidden = static_cast<double>(model.heads) * static_cast<double>(model.hidden);
-  const double output =
-      static_cast<double>(model.output_heads) * static_cast<double>(dataset.num_classes());
-  const double layers = static_cast<double>(std::max<std::int64_t>(model.layers, 1));
-  const double weights =
-      layers == 1.0 ? features * output
-                    : features * hidden + (layers - 2.0) * hidden * hidden + hidden * output;
   const auto number = [](double value) {
     std::ostringstream text;
     text << std::setprecision(3) << value;
     return text.str();
   };
-  const std::string shape = " (" + number(features) + " features, " + std::to_string(model.layers) +
-                            " layers of " + std::to_string(model.heads) + " heads x " +
-                            std::to_string(model.hidden) + " hidden, " +
-                            std::to_string(model.output_heads) + " output heads x " +
-                            std::to_string(dataset.num_classes()) + " classes)";
+  double weights = 0.0;
+  double widest = 0.0;  // the widest layer output
+  std::string shape;
+  if (options.spec) {
+    nn::ModelSpec spec = *options.spec;
+    spec.in_features = dataset.features.cols() + options.positional.dims;
+    spec.classes = dataset.num_classes();
+    const nn::SpecSize size = nn::spec_size(spec);
+    weights = size.weights;
+    widest = size.widest;
+    shape = " (a spec of " + std::to_string(options.spec->modules.size()) + " modules on " +
+            number(features) + " features)";
+  } else {
+    const double hidden = static_cast<double>(model.heads) * static_cast<double>(model.hidden);
+    const double output =
+        static_cast<double>(model.output_heads) * static_cast<double>(dataset.num_classes());
+    const double layers = static_cast<double>(std::max<std::int64_t>(model.layers, 1));
+    weights = layers == 1.0
+                  ? features * output
+                  : features * hidden + (layers - 2.0) * hidden * hidden + hidden * output;
+    widest = std::max(layers == 1.0 ? output : hidden, output);
+    shape = " (" + number(features) + " features, " + std::to_string(model.layers) + " layers of " +
+            std::to_string(model.heads) + " heads x " + std::to_string(model.hidden) + " hidden, " +
+            std::to_string(model.output_heads) + " output heads x " +
+            std::to_string(dataset.num_classes()) + " classes)";
+  }
   if (weights > static_cast<double>(options.max_parameters)) {
     throw InvalidArgument("train: the model's projections hold " + number(weights) + " weights" +
                           shape + ", over the limit of " + std::to_string(options.max_parameters) +
                           " (raise it with --max-parameters)");
   }
-  const double activations = static_cast<double>(dataset.graph.num_nodes()) *
-                             std::max(layers == 1.0 ? output : hidden, output);
+  const double activations = static_cast<double>(dataset.graph.num_nodes()) * widest;
   if (activations > static_cast<double>(options.max_activations)) {
     throw InvalidArgument(
         "train: a layer's output over the " + std::to_string(dataset.graph.num_nodes()) +
         " nodes holds " + number(activations) + " values" + shape + ", over the limit of " +
         std::to_string(options.max_activations) + " (raise it with --max-activations)");
   }
+}
+
+nn::Model make_model(const TrainOptions& options, Rng& rng) {
+  if (options.spec) return nn::Model(*options.spec, rng);
+  return nn::Model(options.model, rng);
 }
 
 RowMatrix<float> logits_at(nn::Model& model, const Graph& mask, const FeatureMatrix& input,
@@ -244,12 +268,21 @@ struct Trainer::Impl {
         halo(std::move(exchange)),
         options(train_options),
         rng(train_options.seed),
-        model(model_options(data, train_options), rng),
+        model(make_model(with_widths(data, train_options), rng)),
         optimizer(model.parameters().size(), train_options.optimizer),
         train_nodes(data.nodes_in(SplitPart::kTrain)),
         val_nodes(data.nodes_in(SplitPart::kVal)),
         test_nodes(data.nodes_in(SplitPart::kTest)) {
     options.model = model.options();  // with the dataset's feature width and classes
+    if (options.spec) options.spec = model.spec();
+    if (!model.buffers().entries().empty()) {
+      if (options.batch_size != 0 || comm != nullptr) {
+        throw InvalidArgument(
+            "train: a model with batch normalisation trains on the whole graph, not on "
+            "mini-batches or parts of it");
+      }
+      options.receptive_field = false;  // its statistics are over every node
+    }
     train_count = count(train_nodes);
     val_count = count(val_nodes);
     test_count = count(test_nodes);
@@ -279,7 +312,7 @@ struct Trainer::Impl {
         // On fields small enough on every part: the training steps (and the validation passes)
         // on each part's field of those rows, their halo rows exchanged by the field's own plan.
         if (auto field = part_field(train_rows, train_nodes)) {
-          training = std::make_unique<TrainingField>(std::move(field->first), options.model);
+          training = std::make_unique<TrainingField>(std::move(field->first), options);
           training_halo = std::move(field->second);
           training->model.set_halo(training_halo.get());
           // As in one process: validation on its field only when the trained model's buffers
@@ -307,7 +340,7 @@ struct Trainer::Impl {
       // the part's rows, above
     } else if (auto field = node_field(options, whole_mask(), train_nodes,
                                        features(nn::Mode::kEval), data.labels)) {
-      training = std::make_unique<TrainingField>(std::move(*field), options.model);
+      training = std::make_unique<TrainingField>(std::move(*field), options);
       // Validation then runs the evaluation's model on the validation nodes' field, if small,
       // which nothing else runs between epochs, so its buffers keep their size.
       val_field =
@@ -548,7 +581,7 @@ struct Trainer::Impl {
 
   // The mask evaluation runs on: the dataset's graph with self-loops, formed on first use.
   const Graph& whole_mask() const {
-    if (!mask) mask = masks::from_graph(dataset->graph, true);
+    if (!mask) mask = masks::from_graph(dataset->graph, model.mask_self_loops());
     return *mask;
   }
 
@@ -624,6 +657,8 @@ struct Trainer::Impl {
   TrainingState state;
   Rng rng;
   nn::Model model;
+  // The model's running statistics at the best epoch (batch normalisation; empty without).
+  std::vector<float> best_buffers;
   optim::Adam optimizer;
   mutable std::optional<Graph> mask;  // see whole_mask()
   std::vector<NodeId> train_nodes;
@@ -722,6 +757,8 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
     }
     if (stats.checkpoint) {
       std::copy(values.begin(), values.end(), state.best_values.begin());
+      const auto buffers = s.model.buffers().values();
+      s.best_buffers.assign(buffers.begin(), buffers.end());
       state.best_epoch = epoch;
       state.best_val_accuracy = stats.val_accuracy;
       state.best_val_score = stats.val_score;
@@ -732,6 +769,9 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
   }
   state.last_values.assign(values.begin(), values.end());
   std::copy(state.best_values.begin(), state.best_values.end(), values.begin());
+  if (!s.best_buffers.empty()) {
+    std::copy(s.best_buffers.begin(), s.best_buffers.end(), s.model.buffers().values().begin());
+  }
   FitResult result;
   result.epochs = state.epoch;
   result.best_epoch = state.best_epoch;
@@ -810,6 +850,7 @@ void Trainer::restore(const Checkpoint& checkpoint) {
                           std::to_string(size));
   }
   std::copy(checkpoint.values.begin(), checkpoint.values.end(), parameters.values().begin());
+  restore_buffers(s.model, checkpoint.buffers);
   s.optimizer.restore(state.optimizer_steps, state.optimizer_first, state.optimizer_second);
   s.state = state;
   s.rng = Rng(state.rng);
@@ -826,6 +867,7 @@ Checkpoint Trainer::checkpoint() const {
     checkpoint.parameters.push_back({entry.name, entry.parameter.rows, entry.parameter.cols});
   }
   checkpoint.values.assign(parameters.values().begin(), parameters.values().end());
+  checkpoint.buffers.assign(s.model.buffers().values().begin(), s.model.buffers().values().end());
   checkpoint.state = s.state;
   checkpoint.state.optimizer_steps = s.optimizer.steps();
   checkpoint.state.optimizer_first.assign(s.optimizer.first_moments().begin(),

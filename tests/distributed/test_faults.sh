@@ -79,7 +79,7 @@ refused "part count" \
 refused "--runs" "error: --partitions trains one run on the whole graph; --runs, --plot, --split-out," \
   "$maskgat" train --partitions cora.2 --runs 2
 refused "evaluate --split-out" \
-  "error: --partitions evaluates on the parts as partitioned; --data-as-given, --split-out" \
+  "error: --partitions evaluates on the parts as partitioned and reports accuracy; --data-as-given, --split-out" \
   "$maskgat" evaluate --partitions cora.2 --load model.ckpt --split-out split.txt
 refused "predict --nodes" \
   "error: --partitions predicts every node of the parts as partitioned; --data-as-given," \

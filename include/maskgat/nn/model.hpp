@@ -208,6 +208,11 @@ class MASKGAT_EXPORT BasicModel {
   /// their defaults.
   /// @return the options
   [[nodiscard]] const ModelOptions& options() const noexcept;
+  /// Whether the mask to pass holds every self-loop (`masks::from_graph(graph)`): true unless an
+  /// attention layer is built without `add_self_loops`, which must then see the graph's own
+  /// in-edges (`masks::from_graph(graph, false)`; the layers that add loops add them on each call).
+  /// @return true when `masks::from_graph(graph)` is the mask to pass
+  [[nodiscard]] bool mask_self_loops() const noexcept;
   /// The spec the model was built from (`paper_spec(options)` for a model built from options),
   /// with every module named and every width resolved.
   /// @return the spec

@@ -79,6 +79,19 @@ struct ModelSpec {
 /// @return one line of JSON, fields in a fixed order
 [[nodiscard]] MASKGAT_EXPORT std::string model_spec_json(const ModelSpec& spec);
 
+/// The size of a spec's model, from its widths alone (in double: hostile widths overflow
+/// integers), to check before anything is built.
+struct SpecSize {
+  double weights = 0.0;  ///< an upper bound of its projections' weights
+  double widest = 0.0;   ///< the widest module output (values per node)
+};
+
+/// The size of the model `spec` describes, with its `in_features` and `classes`.
+/// @param spec any spec
+/// @return its weights (each attention layer counted with a second projection, as GATv2 and
+///         residual layers have one) and its widest output
+[[nodiscard]] MASKGAT_EXPORT SpecSize spec_size(const ModelSpec& spec);
+
 /// The kind of a module as specs spell it: `gat`, `gatv2`, `dot`, `linear`, `layer_norm`,
 /// `batch_norm`, an activation's name, `dropout` or `residual`.
 /// @param module any module

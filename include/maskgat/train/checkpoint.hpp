@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -125,8 +126,11 @@ struct MASKGAT_EXPORT Checkpoint {
   std::vector<std::string> class_names;    ///< K names, in class-id order
   std::vector<ParameterShape> parameters;  ///< in `ParameterStore` order
   std::vector<float> values;               ///< the model's parameters (the best epoch's)
-  TrainingState state;                     ///< where training stands, to resume it
-  std::optional<DataRecord> data;          ///< its training data; unset in files before format 4
+  /// The model's running statistics (batch normalisation, `nn::BasicModel::buffers`), the best
+  /// epoch's; empty without, and in files before format 9.
+  std::vector<float> buffers;
+  TrainingState state;             ///< where training stands, to resume it
+  std::optional<DataRecord> data;  ///< its training data; unset in files before format 4
 };
 
 /// Writes `checkpoint` as one versioned binary file: magic `MGATCKPT`, format version, payload
@@ -174,6 +178,12 @@ MASKGAT_EXPORT void check_input_width(const Checkpoint& checkpoint, const Datase
 ///         parameters do not match the model they describe, naming the first parameter that
 ///         differs.
 [[nodiscard]] MASKGAT_EXPORT nn::Model load_model(const Checkpoint& checkpoint);
+
+/// Puts a checkpoint's running statistics into `model`.
+/// @param model   a model built as the checkpoint's (`load_model`, a trainer's)
+/// @param buffers `Checkpoint::buffers`
+/// @throws InvalidArgument when their number is not the model's.
+MASKGAT_EXPORT void restore_buffers(nn::Model& model, std::span<const float> buffers);
 
 /// Checks that `parameters` and `values` fit `store` name for name and shape for shape.
 /// @param store      the model's parameters

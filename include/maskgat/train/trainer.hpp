@@ -3,6 +3,7 @@
 /// Training a node classifier the GAT paper's way, from C++.
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -25,7 +26,13 @@ class HaloExchange;
 
 /// Everything that defines a training run.
 struct TrainOptions {
-  nn::ModelOptions model;        ///< `in_features` and `classes` are taken from the dataset
+  nn::ModelOptions model;  ///< `in_features` and `classes` are taken from the dataset
+  /// The model's modules (`maskgat train --model`); unset: the GAT paper's model that `model`
+  /// describes. Its `in_features` and `classes` are taken from the dataset; the trained model's
+  /// `model` then holds its shape (`nn::BasicModel::options`). A model with batch normalisation
+  /// takes every step over the whole graph (its statistics are over all nodes). Stored in
+  /// checkpoints.
+  std::optional<nn::ModelSpec> spec;
   optim::AdamOptions optimizer;  ///< Adam's hyper-parameters
   std::int64_t epochs = 10000;   ///< at most this many epochs (> 0)
   std::int64_t patience = 100;   ///< early-stopping patience; 0 trains exactly `epochs` epochs
@@ -83,6 +90,25 @@ struct TrainOptions {
 ///         6.2e+21 weights (1433 features x 2147483647 heads x 2147483647 hidden, ...), over the
 ///         limit of 100000000 (raise it with --max-parameters)`.
 MASKGAT_EXPORT void check_model_size(const TrainOptions& options, const Dataset& dataset);
+
+/// The model `options` describe, initialised from `rng`: built from `options.spec` when set,
+/// else the paper's model of `options.model`.
+/// @param options the run's settings, with the model's `in_features` and `classes` set (as a
+///                trainer's `options()` has them)
+/// @param rng     draws the initial weights
+/// @return the model
+/// @throws InvalidArgument as the model's constructor.
+[[nodiscard]] MASKGAT_EXPORT nn::Model make_model(const TrainOptions& options, Rng& rng);
+
+/// The largest spec file `read_model_spec` reads.
+inline constexpr std::int64_t kMaxSpecBytes = 1 << 20;
+
+/// Reads a model spec from a JSON file (`maskgat train --model`), as `nn::parse_model_spec`.
+/// @param path the file
+/// @return the spec, with `in_features` and `classes` unset
+/// @throws IoError when the file cannot be read, LimitError over `kMaxSpecBytes`, ParseError as
+///         `nn::parse_model_spec`.
+[[nodiscard]] MASKGAT_EXPORT nn::ModelSpec read_model_spec(const std::filesystem::path& path);
 
 /// What a model trained with `options` takes as input on `dataset`: its features, with
 /// `options.positional`'s encoding of its graph appended when there is one. The trainer, and

@@ -58,15 +58,25 @@ constexpr std::size_t kDataRecordBytes = 1 + 5 + 8 + 3 * 8 + 3 * 8;
 // (8) and, after a data record, the fixed split (8).
 constexpr std::size_t kFormat8Bytes = 1 + 8 + 8;
 
-// The payload of a version 8 file `bytes` (with a data record) as version 7 holds it.
-std::string version7_payload(const std::string& bytes) {
-  REQUIRE(bytes[8] == 8);
+// Format version 9 ends it with the model's spec (a string: its length, 8 bytes, empty for the
+// paper's model) and the running statistics (an array: its count, 8 bytes, none without).
+constexpr std::size_t kFormat9Bytes = 8 + 8;
+
+// The payload of a version 9 file `bytes` of the paper's model as version 8 holds it.
+std::string version8_payload(const std::string& bytes) {
+  REQUIRE(bytes[8] == 9);
   return bytes.substr(maskgat::test::kCheckpointHeader,
-                      bytes.size() - maskgat::test::kCheckpointHeader - 8 - kFormat8Bytes);
+                      bytes.size() - maskgat::test::kCheckpointHeader - 8 - kFormat9Bytes);
+}
+
+// The payload of a version 9 file `bytes` (with a data record) as version 7 holds it.
+std::string version7_payload(const std::string& bytes) {
+  const std::string payload = version8_payload(bytes);
+  return payload.substr(0, payload.size() - kFormat8Bytes);
 }
 
 // Format version 7 ends the record with the fitted nodes' hashes: their count, then 8 bytes each.
-// The payload of a version 8 file `bytes` as version 6 holds it: without them.
+// The payload of a version 9 file `bytes` as version 6 holds it: without them.
 std::string version6_payload(const std::string& bytes, std::size_t fitted) {
   const std::string payload = version7_payload(bytes);
   std::uint64_t count = 0;
@@ -128,6 +138,42 @@ TEST_SUITE("unit") {
     CHECK(loaded.parameters[0].name == "conv1.weight");
 
     maskgat::nn::Model model = train::load_model(loaded);
+    const maskgat::Graph mask = trainer.mask();
+    maskgat::Rng unused(0);
+    const maskgat::RowMatrix<float> logits =
+        model.forward(mask, data.features.view(), maskgat::nn::Mode::kEval, unused);
+    maskgat::RowMatrix<float> probabilities;
+    maskgat::nn::softmax(logits, probabilities);
+    CHECK(probabilities == trainer.predict_probabilities());
+  }
+
+  TEST_CASE(
+      "a model from a spec is saved with its spec and running statistics, and predicts "
+      "from the file alone as the trainer does") {
+    const maskgat::Dataset data = maskgat::test::synthetic_dataset(300, 5.0, 12, 3, 8);
+    train::TrainOptions options = options_with(15);
+    options.spec = maskgat::nn::parse_model_spec(
+        R"({"modules": [{"type": "linear", "out": 8}, {"type": "residual", "modules": [
+              {"type": "gat", "heads": 2, "channels": 4}, {"type": "batch_norm"},
+              {"type": "gelu"}]}, {"type": "gatv2", "channels": "classes", "concat": false,
+              "add_self_loops": false}]})",
+        "spec");
+    train::Trainer trainer(data, options);
+    trainer.fit();
+    CHECK_FALSE(trainer.options().receptive_field);  // batch statistics are over every node
+    CHECK_FALSE(trainer.model().mask_self_loops());
+    const auto path = maskgat::test::scratch_dir("checkpoint_spec") / "model.ckpt";
+    std::filesystem::remove(path);
+    const train::Checkpoint saved = trainer.checkpoint();
+    REQUIRE(saved.buffers.size() == 16);
+    train::save_checkpoint(path, saved, false);
+    const train::Checkpoint loaded = train::load_checkpoint(path);
+    REQUIRE(loaded.options.spec);
+    CHECK(maskgat::nn::model_spec_json(*loaded.options.spec) ==
+          maskgat::nn::model_spec_json(*saved.options.spec));
+    CHECK(loaded.buffers == saved.buffers);
+    maskgat::nn::Model model = train::load_model(loaded);
+    CHECK(model.parameters().entries()[0].name == "lin1.weight");
     const maskgat::Graph mask = trainer.mask();
     maskgat::Rng unused(0);
     const maskgat::RowMatrix<float> logits =
@@ -406,9 +452,8 @@ TEST_SUITE("unit") {
                          doctest::Contains("checksum mismatch: the file is corrupt"),
                          maskgat::ParseError);
     // Format 8's fields after the record: the metric, the best validation score, the fixed split.
-    const std::size_t tail = bytes.size() - 8 - 17;
-    std::string payload8 = bytes.substr(maskgat::test::kCheckpointHeader,
-                                        bytes.size() - maskgat::test::kCheckpointHeader - 8);
+    const std::size_t tail = bytes.size() - 8 - kFormat9Bytes - 17;
+    std::string payload8 = version8_payload(bytes);
     const std::size_t metric_at = tail - maskgat::test::kCheckpointHeader;
     std::string metric = payload8;
     metric[metric_at] = 2;
@@ -424,12 +469,12 @@ TEST_SUITE("unit") {
                                            "-1 (none) or the index of a split that came with the "
                                            "data"),
                          maskgat::ParseError);
-    for (const int version : {0, 9}) {
+    for (const int version : {0, 10}) {
       std::string versioned = bytes;
       versioned[8] = static_cast<char>(version);
       write_bytes(bad, versioned);
       const std::string expected =
-          "format version " + std::to_string(version) + ", this build reads versions 1 to 8";
+          "format version " + std::to_string(version) + ", this build reads versions 1 to 9";
       CHECK_THROWS_WITH_AS(train::load_checkpoint(bad), doctest::Contains(expected.c_str()),
                            maskgat::ParseError);
     }
