@@ -50,7 +50,7 @@ Predictor::Predictor(Checkpoint checkpoint, const Dataset& dataset,
 }
 
 const Graph& Predictor::mask() const {
-  if (!mask_) mask_ = masks::from_graph(dataset_->graph, true);
+  if (!mask_) mask_ = masks::from_graph(dataset_->graph, model_.mask_self_loops());
   return *mask_;
 }
 
@@ -64,9 +64,9 @@ const RowMatrix<float>& Predictor::logits() {
 }
 
 RowMatrix<float> Predictor::logits(std::span<const NodeId> nodes) {
-  RowMatrix<float> some = layerwise()
-                              ? layerwise_logits(model_, dataset_->graph, input(), nodes, chunk_rows_)
-                              : logits_at(model_, mask(), input(), nodes);
+  RowMatrix<float> some =
+      layerwise() ? layerwise_logits(model_, dataset_->graph, input(), nodes, chunk_rows_)
+                  : logits_at(model_, mask(), input(), nodes);
   finite(some);
   return some;
 }

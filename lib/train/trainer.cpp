@@ -292,6 +292,11 @@ struct Trainer::Impl {
             "train: mini-batches and positional encodings do not run on a partition; train on "
             "the whole graph for them");
       }
+      if (!model.mask_self_loops()) {
+        throw InvalidArgument(
+            "train: attention layers without self-loops do not run on a partition (its parts "
+            "number their attention entries with every self-loop); train on the whole graph");
+      }
       model.set_halo(halo.get());
       fitted = every_part_fitted(*comm, data);
       // Each layer forms the part's own rows (the halo's are their owners' to form); with
@@ -579,7 +584,8 @@ struct Trainer::Impl {
     return total;
   }
 
-  // The mask evaluation runs on: the dataset's graph with self-loops, formed on first use.
+  // The mask evaluation runs on: the dataset's graph, with self-loops unless the model has an
+  // attention layer without them, formed on first use.
   const Graph& whole_mask() const {
     if (!mask) mask = masks::from_graph(dataset->graph, model.mask_self_loops());
     return *mask;

@@ -17,6 +17,7 @@
 #include "maskgat/io/synthetic.hpp"
 #include "maskgat/nn/loss.hpp"
 #include "maskgat/train/checkpoint.hpp"
+#include "maskgat/train/predictor.hpp"
 #include "support/checkpoint_file.hpp"
 #include "support/paths.hpp"
 #include "support/random_data.hpp"
@@ -181,6 +182,9 @@ TEST_SUITE("unit") {
     maskgat::RowMatrix<float> probabilities;
     maskgat::nn::softmax(logits, probabilities);
     CHECK(probabilities == trainer.predict_probabilities());
+    // The predictor builds the same mask (without the self-loops the GATv2 layer goes without).
+    train::Predictor predictor(loaded, data);
+    CHECK(predictor.probabilities() == probabilities);
   }
 
   TEST_CASE("a resumed run ends exactly where an uninterrupted one does") {
