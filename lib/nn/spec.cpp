@@ -115,19 +115,21 @@ void attention_fields(Fields& f, Options& o) {
   f.number("dropout", o.dropout);
   f.flag("bias", o.bias);
 }
-template <typename Fields>
-void fields(Fields& f, GatConvOptions& o) {
+// GAT's and GATv2's: a LeakyReLU in the score, optional self-loops and a residual projection.
+template <typename Fields, typename Options>
+void additive_fields(Fields& f, Options& o) {
   attention_fields(f, o);
   f.number("negative_slope", o.negative_slope);
   f.flag("add_self_loops", o.add_self_loops);
   f.flag("residual", o.residual);
 }
 template <typename Fields>
+void fields(Fields& f, GatConvOptions& o) {
+  additive_fields(f, o);
+}
+template <typename Fields>
 void fields(Fields& f, GatV2ConvOptions& o) {
-  attention_fields(f, o);
-  f.number("negative_slope", o.negative_slope);
-  f.flag("add_self_loops", o.add_self_loops);
-  f.flag("residual", o.residual);
+  additive_fields(f, o);
   f.flag("share_weights", o.share_weights);
 }
 template <typename Fields>

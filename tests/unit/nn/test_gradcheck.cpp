@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "support/central_differences.hpp"
 #include "support/layer_harness.hpp"
 #include "support/random_data.hpp"
 
@@ -96,17 +97,8 @@ void check_gradients(const typename test::LayerTraits<Layer>::Options& options, 
   auto values = harness.store.values();
   for (const auto& entry : harness.store.entries()) {
     CAPTURE(entry.name);
-    RowMatrix<double> numeric(entry.parameter.rows, entry.parameter.cols);
-    for (std::int64_t k = 0; k < entry.parameter.size(); ++k) {
-      double& value = values[static_cast<std::size_t>(entry.parameter.offset + k)];
-      const double saved = value;
-      value = saved + kStep;
-      const double plus = loss();
-      value = saved - kStep;
-      const double minus = loss();
-      value = saved;
-      numeric.data()[k] = (plus - minus) / (2 * kStep);
-    }
+    const RowMatrix<double> numeric =
+        test::central_differences(values, entry.parameter, loss, kStep);
     const auto tensor = [&](const std::vector<double>& all) -> RowMatrix<double> {
       return Eigen::Map<const RowMatrix<double>>(all.data() + entry.parameter.offset,
                                                  entry.parameter.rows, entry.parameter.cols);
@@ -122,16 +114,8 @@ void check_gradients(const typename test::LayerTraits<Layer>::Options& options, 
     }
   }
 
-  RowMatrix<double> numeric_x(x.rows(), x.cols());
-  for (std::int64_t k = 0; k < x.size(); ++k) {
-    const double saved = x.data()[k];
-    x.data()[k] = saved + kStep;
-    const double plus = loss();
-    x.data()[k] = saved - kStep;
-    const double minus = loss();
-    x.data()[k] = saved;
-    numeric_x.data()[k] = (plus - minus) / (2 * kStep);
-  }
+  const RowMatrix<double> numeric_x = test::central_differences(
+      std::span(x.data(), static_cast<std::size_t>(x.size())), x.rows(), x.cols(), loss, kStep);
   CHECK(test::relative_error(grad_x, numeric_x) < kTolerance);
   CHECK(test::relative_error(RowMatrix<double>(grad_x_single.cast<double>()), numeric_x) <
         kFloatTolerance);

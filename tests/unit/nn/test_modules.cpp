@@ -14,6 +14,8 @@
 #include "maskgat/nn/activation.hpp"
 #include "maskgat/nn/linear.hpp"
 #include "maskgat/nn/normalization.hpp"
+#include "support/central_differences.hpp"
+#include "support/dense_attention.hpp"
 #include "support/random_data.hpp"
 
 using maskgat::InvalidArgument;
@@ -28,10 +30,6 @@ constexpr double kStep = 1e-6;
 constexpr double kTolerance = 1e-6;
 // Float gradients against double differences: sums of a few dozen terms rounded at 6e-8 each.
 constexpr double kFloatTolerance = 1e-5;
-
-double relative_error(const RowMatrix<double>& a, const RowMatrix<double>& b) {
-  return (a - b).norm() / std::max({a.norm(), b.norm(), 1e-12});
-}
 
 // One module with its stores, in T, behind one interface: `forward(x)` returns the output and
 // `backward(x, grad_out)` adds the parameter gradients and returns dL/dx.
@@ -175,35 +173,19 @@ void check_gradients(const RowMatrix<double>& x, const Args&... args) {
   auto values = exact.store.values();
   for (const auto& entry : exact.store.entries()) {
     CAPTURE(entry.name);
-    RowMatrix<double> numeric(entry.parameter.rows, entry.parameter.cols);
-    for (std::int64_t k = 0; k < entry.parameter.size(); ++k) {
-      double& value = values[static_cast<std::size_t>(entry.parameter.offset + k)];
-      const double saved = value;
-      value = saved + kStep;
-      const double plus = loss();
-      value = saved - kStep;
-      const double minus = loss();
-      value = saved;
-      numeric.data()[k] = (plus - minus) / (2 * kStep);
-    }
+    const RowMatrix<double> numeric =
+        test::central_differences(values, entry.parameter, loss, kStep);
     const RowMatrix<double> analytic = exact.store.grad(entry.parameter);
     const RowMatrix<double> analytic_float =
         single.store.grad(entry.parameter).template cast<double>();
-    CHECK(relative_error(analytic, numeric) < kTolerance);
-    CHECK(relative_error(analytic_float, numeric) < kFloatTolerance);
+    CHECK(test::relative_error(analytic, numeric) < kTolerance);
+    CHECK(test::relative_error(analytic_float, numeric) < kFloatTolerance);
   }
-  RowMatrix<double> numeric(x.rows(), x.cols());
-  for (std::int64_t k = 0; k < x.size(); ++k) {
-    const double saved = input.data()[k];
-    input.data()[k] = saved + kStep;
-    const double plus = loss();
-    input.data()[k] = saved - kStep;
-    const double minus = loss();
-    input.data()[k] = saved;
-    numeric.data()[k] = (plus - minus) / (2 * kStep);
-  }
-  CHECK(relative_error(grad_x, numeric) < kTolerance);
-  CHECK(relative_error(grad_x_float, numeric) < kFloatTolerance);
+  const RowMatrix<double> numeric =
+      test::central_differences(std::span(input.data(), static_cast<std::size_t>(input.size())),
+                                x.rows(), x.cols(), loss, kStep);
+  CHECK(test::relative_error(grad_x, numeric) < kTolerance);
+  CHECK(test::relative_error(grad_x_float, numeric) < kFloatTolerance);
 }
 
 // The forward output, the input gradient and every parameter gradient of a float module on
@@ -248,7 +230,8 @@ std::string message_of(const auto& action) {
 TEST_CASE("linear: forward is x W + b; gradients exact, with and without bias, dense and sparse") {
   const RowMatrix<double> x = test::random_matrix<double>(7, 5, 1);
   LinearCase<double> linear(5);
-  CHECK(relative_error(linear.forward(x), LinearCase<double>::reference(linear.store, x)) < 1e-14);
+  CHECK(test::relative_error(linear.forward(x), LinearCase<double>::reference(linear.store, x)) <
+        1e-14);
   check_gradients<LinearCase>(x, std::int64_t{5});
   check_gradients<LinearCase>(x, std::int64_t{5}, false);
 
@@ -275,7 +258,8 @@ TEST_CASE(
     "gradients") {
   const RowMatrix<double> x = test::random_matrix<double>(6, 7, 12, 3.0);
   LayerNormCase<double> norm(7);
-  CHECK(relative_error(norm.forward(x), LayerNormCase<double>::reference(norm.store, x)) < 1e-13);
+  CHECK(test::relative_error(norm.forward(x), LayerNormCase<double>::reference(norm.store, x)) <
+        1e-13);
   check_gradients<LayerNormCase>(x, std::int64_t{7});
   check_gradients<LayerNormCase>(x, std::int64_t{7}, false);
   // Without affine terms it has no parameters, and every row has mean 0 and variance ~1.

@@ -11,6 +11,7 @@
 #include "maskgat/nn/loss.hpp"
 #include "maskgat/nn/model.hpp"
 #include "support/dense_attention.hpp"
+#include "support/model_gradients.hpp"
 #include "support/random_data.hpp"
 
 using maskgat::Graph;
@@ -77,45 +78,14 @@ std::string parse_error(const char* json) {
   return "(no error)";
 }
 
-// Central differences of the training loss (dropout on, the same keys every pass) against
-// backward, for every parameter of a model built from `spec`.
+// The gradient check of a model built from `spec`, on a 12-node graph.
 void check_spec_gradients(const nn::ModelSpec& spec) {
   const Graph mask = maskgat::masks::from_graph(test::random_graph(kNodes, 4, 41));
   const RowMatrix<double> x = test::random_matrix<double>(kNodes, spec.in_features, 42);
   Rng init(3);
   nn::BasicModel<double> model(spec, init);
   for (auto& value : model.parameters().values()) value += 0.2 * (init.uniform() - 0.5);
-  std::vector<std::int32_t> labels(kNodes);
-  for (NodeId i = 0; i < kNodes; ++i) labels[static_cast<std::size_t>(i)] = i % 3;
-  const std::vector<NodeId> nodes{0, 2, 3, 5, 7, 8, 11};
-  const auto loss = [&](RowMatrix<double>* grad) {
-    Rng rng(9);
-    return nn::nll_loss(model.forward(mask, x, nn::Mode::kTrain, rng), labels, nodes, grad);
-  };
-  RowMatrix<double> grad;
-  model.parameters().zero_grad();
-  loss(&grad);
-  model.backward(mask, x, grad);
-  const std::vector<double> analytic(model.parameters().grads().begin(),
-                                     model.parameters().grads().end());
-  auto values = model.parameters().values();
-  for (const auto& entry : model.parameters().entries()) {
-    CAPTURE(entry.name);
-    RowMatrix<double> numeric(entry.parameter.rows, entry.parameter.cols);
-    for (std::int64_t k = 0; k < entry.parameter.size(); ++k) {
-      double& value = values[static_cast<std::size_t>(entry.parameter.offset + k)];
-      const double saved = value;
-      value = saved + 1e-6;
-      const double plus = loss(nullptr);
-      value = saved - 1e-6;
-      const double minus = loss(nullptr);
-      value = saved;
-      numeric.data()[k] = (plus - minus) / 2e-6;
-    }
-    const RowMatrix<double> backward = Eigen::Map<const RowMatrix<double>>(
-        analytic.data() + entry.parameter.offset, entry.parameter.rows, entry.parameter.cols);
-    CHECK(test::relative_error(backward, numeric) < 1e-6);
-  }
+  test::check_model_gradients(model, mask, x);
 }
 
 }  // namespace

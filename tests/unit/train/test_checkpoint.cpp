@@ -109,6 +109,20 @@ std::pair<std::string, std::vector<float>> short_run_payload(const std::filesyst
   return {saved_payload(trainer, dir), trainer.checkpoint().values};
 }
 
+// The class probabilities of the model `checkpoint` holds, run on the trainer's mask over every
+// node of `data`.
+maskgat::RowMatrix<float> loaded_probabilities(const train::Checkpoint& checkpoint,
+                                               const train::Trainer& trainer,
+                                               const maskgat::Dataset& data) {
+  maskgat::nn::Model model = train::load_model(checkpoint);
+  maskgat::Rng unused(0);
+  const maskgat::RowMatrix<float> logits =
+      model.forward(trainer.mask(), data.features.view(), maskgat::nn::Mode::kEval, unused);
+  maskgat::RowMatrix<float> probabilities;
+  maskgat::nn::softmax(logits, probabilities);
+  return probabilities;
+}
+
 }  // namespace
 
 TEST_SUITE("unit") {
@@ -137,15 +151,7 @@ TEST_SUITE("unit") {
     CHECK(loaded.state.epoch == 25);
     REQUIRE(loaded.parameters.size() == saved.parameters.size());
     CHECK(loaded.parameters[0].name == "conv1.weight");
-
-    maskgat::nn::Model model = train::load_model(loaded);
-    const maskgat::Graph mask = trainer.mask();
-    maskgat::Rng unused(0);
-    const maskgat::RowMatrix<float> logits =
-        model.forward(mask, data.features.view(), maskgat::nn::Mode::kEval, unused);
-    maskgat::RowMatrix<float> probabilities;
-    maskgat::nn::softmax(logits, probabilities);
-    CHECK(probabilities == trainer.predict_probabilities());
+    CHECK(loaded_probabilities(loaded, trainer, data) == trainer.predict_probabilities());
   }
 
   TEST_CASE(
@@ -173,14 +179,8 @@ TEST_SUITE("unit") {
     CHECK(maskgat::nn::model_spec_json(*loaded.options.spec) ==
           maskgat::nn::model_spec_json(*saved.options.spec));
     CHECK(loaded.buffers == saved.buffers);
-    maskgat::nn::Model model = train::load_model(loaded);
-    CHECK(model.parameters().entries()[0].name == "lin1.weight");
-    const maskgat::Graph mask = trainer.mask();
-    maskgat::Rng unused(0);
-    const maskgat::RowMatrix<float> logits =
-        model.forward(mask, data.features.view(), maskgat::nn::Mode::kEval, unused);
-    maskgat::RowMatrix<float> probabilities;
-    maskgat::nn::softmax(logits, probabilities);
+    CHECK(loaded.parameters[0].name == "lin1.weight");
+    const maskgat::RowMatrix<float> probabilities = loaded_probabilities(loaded, trainer, data);
     CHECK(probabilities == trainer.predict_probabilities());
     // The predictor builds the same mask (without the self-loops the GATv2 layer goes without).
     train::Predictor predictor(loaded, data);
