@@ -104,6 +104,48 @@ Graph from_graph(const Graph& graph, bool self_loops) {
                     });
 }
 
+template <typename T>
+RowMatrix<T> edge_features(const Graph& graph, const RowMatrix<T>& features, const Graph& mask) {
+  constexpr const char* kWhere = "masks::edge_features";
+  if (features.rows() != graph.num_edges() || mask.num_nodes() != graph.num_nodes()) {
+    throw InvalidArgument(std::string(kWhere) + ": " + std::to_string(features.rows()) +
+                          " feature rows for a graph of " + std::to_string(graph.num_edges()) +
+                          " edges, and a mask of " + std::to_string(mask.num_nodes()) +
+                          " nodes on a graph of " + std::to_string(graph.num_nodes()) +
+                          ": expected one row per edge and the same nodes");
+  }
+  const auto offsets = graph.in_offsets();
+  const auto sources = graph.in_sources();
+  RowMatrix<T> out(mask.num_edges(), features.cols());
+  const auto mask_offsets = mask.in_offsets();
+  for (NodeId i = 0; i < mask.num_nodes(); ++i) {
+    const auto row = static_cast<std::size_t>(i);
+    EdgeId e = offsets[row];
+    for (EdgeId m = mask_offsets[row]; m < mask_offsets[row + 1]; ++m) {
+      const NodeId j = mask.in_sources()[static_cast<std::size_t>(m)];
+      while (e < offsets[row + 1] && sources[static_cast<std::size_t>(e)] < j) ++e;
+      if (e < offsets[row + 1] && sources[static_cast<std::size_t>(e)] == j) {
+        out.row(m) = features.row(e);
+      } else if (j == i) {
+        const EdgeId degree = offsets[row + 1] - offsets[row];
+        out.row(m).setZero();
+        if (degree > 0) {
+          out.row(m) =
+              features.middleRows(offsets[row], degree).colwise().sum() / static_cast<T>(degree);
+        }
+      } else {
+        throw InvalidArgument(std::string(kWhere) + ": the mask's entry " + std::to_string(j) +
+                              " -> " + std::to_string(i) +
+                              " is not an edge of the graph, so it has no features");
+      }
+    }
+  }
+  return out;
+}
+
+template RowMatrix<float> edge_features(const Graph&, const RowMatrix<float>&, const Graph&);
+template RowMatrix<double> edge_features(const Graph&, const RowMatrix<double>&, const Graph&);
+
 Graph window(std::int64_t length, std::int64_t half_width) {
   check_node_count("masks::window", length);
   if (half_width < 0) {

@@ -95,12 +95,14 @@ Index compress_kept(const Index* inner, const T* values, const std::uint8_t* kep
 }  // namespace
 
 template <typename T>
-void dropout(const Eigen::Ref<const RowMatrix<std::type_identity_t<T>>>& x, const DropoutKey& key, RowMatrix<T>& out) {
+void dropout(const Eigen::Ref<const RowMatrix<std::type_identity_t<T>>>& x, const DropoutKey& key,
+             RowMatrix<T>& out) {
   apply_mask<T>(x, key, "dropout", out);
 }
 
 template <typename T>
-void dropout(const Eigen::Ref<const RowSparse<std::type_identity_t<T>>>& x, const DropoutKey& key, RowSparse<T>& out) {
+void dropout(const Eigen::Ref<const RowSparse<std::type_identity_t<T>>>& x, const DropoutKey& key,
+             RowSparse<T>& out) {
   const ops::detail::DropoutMask<T> mask("dropout", key);
   if (!x.isCompressed()) throw InvalidArgument("dropout: the sparse input is not compressed");
   if (x.outerIndexPtr() != nullptr && x.outerIndexPtr() == out.outerIndexPtr()) {

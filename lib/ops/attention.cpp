@@ -53,7 +53,9 @@ void attention(const Graph& mask, const Score& score,
   detail::for_each_destination_range(
       mask, schedule, heads, checked.channels, [&](auto shape, const detail::RowRange& range) {
         detail::for_each_row(mask, range, [&](NodeId i, auto sources, EdgeId first) {
-          if (formed(i)) checked.rows.score_row(shape, i, sources, alpha.data() + first * heads);
+          if (formed(i)) {
+            checked.rows.score_row(shape, i, sources, first, alpha.data() + first * heads);
+          }
         });
         detail::softmax_rows(shape, mask, range, alpha.data(), formed);
         detail::aggregate_rows(shape, mask, range, alpha.data(), values.data(), factor, out.data(),
@@ -108,6 +110,7 @@ void attention_backward(const Graph& mask, const Score& score,
             // into it), and its destination-side gradients are those of a row with no edges.
             rows.dst_row(shape, grad_score, i, detail::Neighbors(mask.in_sources(), first, first),
                          first, row);
+            detail::clear_edge_grads(grad_score, first, sources.size());
             return;
           }
           detail::softmax_backward_row(shape, alpha.data() + first * heads, row,

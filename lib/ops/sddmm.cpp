@@ -14,10 +14,10 @@ void sddmm(const Graph& mask, const Score& score, RowMatrix<typename Score::Scal
   const auto rows = detail::score_rows(kWhere, mask, score);
   const std::int64_t heads = rows.heads();
   detail::resize_buffer(scores, mask.num_edges(), heads);
-  detail::for_each_destination(mask, schedule, heads, 0,
-                               [&](auto shape, NodeId i, auto sources, EdgeId first) {
-                                 rows.score_row(shape, i, sources, scores.data() + first * heads);
-                               });
+  detail::for_each_destination(
+      mask, schedule, heads, 0, [&](auto shape, NodeId i, auto sources, EdgeId first) {
+        rows.score_row(shape, i, sources, first, scores.data() + first * heads);
+      });
 }
 
 template <typename Score, typename Grad>

@@ -82,19 +82,51 @@ RowMatrix<T> dense_attention(
   return out;
 }
 
+// The edge features of the pair j -> i, projected by `name.lin_edge.weight` (1 x H*C): the
+// edge's own row, or for a self-loop the graph lacks the mean of i's in-edges' rows (zero
+// without any). Zero when the layer has no edge features.
+template <typename T>
+RowMatrix<T> projected_edge(const Graph& graph, const RowMatrix<T>* features,
+                            const nn::ParameterStore<T>& store, const std::string& name,
+                            std::int64_t width, std::int64_t i, std::int64_t j) {
+  if (features == nullptr) return RowMatrix<T>::Zero(1, width);
+  const auto offsets = graph.in_offsets();
+  const auto sources = graph.in_sources();
+  RowMatrix<T> row = RowMatrix<T>::Zero(1, features->cols());
+  std::int64_t count = 0;
+  for (auto e = offsets[static_cast<std::size_t>(i)]; e < offsets[static_cast<std::size_t>(i) + 1];
+       ++e) {
+    if (sources[static_cast<std::size_t>(e)] == j) {
+      row = features->row(e);
+      count = 1;
+      break;
+    }
+    row += features->row(e);
+    ++count;
+  }
+  if (count > 1) row /= static_cast<T>(count);
+  return row * parameter(store, name + ".lin_edge.weight");
+}
+
 template <typename T>
 RowMatrix<T> reference_gat(const Graph& graph, const RowMatrix<T>& x,
                            const nn::ParameterStore<T>& store, const std::string& name,
-                           const nn::GatConvOptions& options) {
+                           const nn::GatConvOptions& options, const RowMatrix<T>* edge_features) {
   const std::int64_t heads = options.heads;
   const std::int64_t channels = options.out_features;
   const RowMatrix<T> h = x * parameter(store, name + ".weight");
   const RowMatrix<T> att_src = parameter(store, name + ".att_src");
   const RowMatrix<T> att_dst = parameter(store, name + ".att_dst");
+  const RowMatrix<T> att_edge = edge_features != nullptr ? parameter(store, name + ".att_edge")
+                                                         : RowMatrix<T>::Zero(heads, channels);
   const auto score = [&](std::int64_t i, std::int64_t j, std::int64_t k) {
     const T src = h.row(j).segment(k * channels, channels).dot(att_src.row(k));
     const T dst = h.row(i).segment(k * channels, channels).dot(att_dst.row(k));
-    return leaky(src + dst, options.negative_slope);
+    const T edge = projected_edge(graph, edge_features, store, name, heads * channels, i, j)
+                       .row(0)
+                       .segment(k * channels, channels)
+                       .dot(att_edge.row(k));
+    return leaky(src + dst + edge, options.negative_slope);
   };
   RowMatrix<T> out =
       merge<T>(dense_attention<T>(dense_mask(graph, options.add_self_loops), score, h, heads),
@@ -107,17 +139,21 @@ RowMatrix<T> reference_gat(const Graph& graph, const RowMatrix<T>& x,
 template <typename T>
 RowMatrix<T> reference_gatv2(const Graph& graph, const RowMatrix<T>& x,
                              const nn::ParameterStore<T>& store, const std::string& name,
-                             const nn::GatV2ConvOptions& options) {
+                             const nn::GatV2ConvOptions& options,
+                             const RowMatrix<T>* edge_features) {
   const std::int64_t heads = options.heads;
   const std::int64_t channels = options.out_features;
   const RowMatrix<T> src = linear(x, store, name + ".lin_l");
   const RowMatrix<T> dst = options.share_weights ? src : linear(x, store, name + ".lin_r");
   const RowMatrix<T> att = parameter(store, name + ".att");
   const auto score = [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+    const RowMatrix<T> edge =
+        projected_edge(graph, edge_features, store, name, heads * channels, i, j);
     T sum = T(0);
     for (std::int64_t c = 0; c < channels; ++c) {
+      const std::int64_t column = k * channels + c;
       sum += att(k, c) *
-             leaky(src(j, k * channels + c) + dst(i, k * channels + c), options.negative_slope);
+             leaky(src(j, column) + dst(i, column) + edge(0, column), options.negative_slope);
     }
     return sum;
   };
@@ -161,19 +197,19 @@ double relative_error(const RowMatrix<T>& a, const RowMatrix<T>& b) {
   return difference / reference;
 }
 
-#define MASKGAT_INSTANTIATE_REFERENCE(T)                                                     \
-  template RowMatrix<T> dense_attention<T>(                                                  \
-      const DenseMask&, const std::function<T(std::int64_t, std::int64_t, std::int64_t)>&,   \
-      const RowMatrix<T>&, std::int64_t);                                                    \
-  template RowMatrix<T> reference_gat<T>(const Graph&, const RowMatrix<T>&,                  \
-                                         const nn::ParameterStore<T>&, const std::string&,   \
-                                         const nn::GatConvOptions&);                         \
-  template RowMatrix<T> reference_gatv2<T>(const Graph&, const RowMatrix<T>&,                \
-                                           const nn::ParameterStore<T>&, const std::string&, \
-                                           const nn::GatV2ConvOptions&);                     \
-  template RowMatrix<T> reference_dot<T>(const Graph&, const RowMatrix<T>&,                  \
-                                         const nn::ParameterStore<T>&, const std::string&,   \
-                                         const nn::DotAttentionConvOptions&);                \
+#define MASKGAT_INSTANTIATE_REFERENCE(T)                                                      \
+  template RowMatrix<T> dense_attention<T>(                                                   \
+      const DenseMask&, const std::function<T(std::int64_t, std::int64_t, std::int64_t)>&,    \
+      const RowMatrix<T>&, std::int64_t);                                                     \
+  template RowMatrix<T> reference_gat<T>(const Graph&, const RowMatrix<T>&,                   \
+                                         const nn::ParameterStore<T>&, const std::string&,    \
+                                         const nn::GatConvOptions&, const RowMatrix<T>*);     \
+  template RowMatrix<T> reference_gatv2<T>(const Graph&, const RowMatrix<T>&,                 \
+                                           const nn::ParameterStore<T>&, const std::string&,  \
+                                           const nn::GatV2ConvOptions&, const RowMatrix<T>*); \
+  template RowMatrix<T> reference_dot<T>(const Graph&, const RowMatrix<T>&,                   \
+                                         const nn::ParameterStore<T>&, const std::string&,    \
+                                         const nn::DotAttentionConvOptions&);                 \
   template double relative_error<T>(const RowMatrix<T>&, const RowMatrix<T>&);
 MASKGAT_INSTANTIATE_REFERENCE(float)
 MASKGAT_INSTANTIATE_REFERENCE(double)

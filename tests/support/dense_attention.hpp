@@ -28,15 +28,18 @@ RowMatrix<T> dense_attention(
     const std::function<T(std::int64_t, std::int64_t, std::int64_t)>& score,
     const RowMatrix<T>& values, std::int64_t heads);
 
-// The three layers, from their formulas and their parameters in `store` under `name`.
+// The three layers, from their formulas and their parameters in `store` under `name`; GAT and
+// GATv2 with `edge_features` (a row per edge of `graph`) when their options ask for them.
 template <typename T>
 RowMatrix<T> reference_gat(const Graph& graph, const RowMatrix<T>& x,
                            const nn::ParameterStore<T>& store, const std::string& name,
-                           const nn::GatConvOptions& options);
+                           const nn::GatConvOptions& options,
+                           const RowMatrix<T>* edge_features = nullptr);
 template <typename T>
 RowMatrix<T> reference_gatv2(const Graph& graph, const RowMatrix<T>& x,
                              const nn::ParameterStore<T>& store, const std::string& name,
-                             const nn::GatV2ConvOptions& options);
+                             const nn::GatV2ConvOptions& options,
+                             const RowMatrix<T>* edge_features = nullptr);
 template <typename T>
 RowMatrix<T> reference_dot(const Graph& graph, const RowMatrix<T>& x,
                            const nn::ParameterStore<T>& store, const std::string& name,

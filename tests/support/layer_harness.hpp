@@ -30,8 +30,9 @@ struct LayerTraits<nn::BasicGatConv<T>> {
   using Options = nn::GatConvOptions;
   static constexpr const char* kName = "gat_conv";
   static RowMatrix<T> reference(const Graph& graph, const RowMatrix<T>& x,
-                                const nn::ParameterStore<T>& store, const Options& options) {
-    return reference_gat<T>(graph, x, store, "conv", options);
+                                const nn::ParameterStore<T>& store, const Options& options,
+                                const RowMatrix<T>* edge_features) {
+    return reference_gat<T>(graph, x, store, "conv", options, edge_features);
   }
 };
 
@@ -41,8 +42,9 @@ struct LayerTraits<nn::BasicGatV2Conv<T>> {
   using Options = nn::GatV2ConvOptions;
   static constexpr const char* kName = "gatv2_conv";
   static RowMatrix<T> reference(const Graph& graph, const RowMatrix<T>& x,
-                                const nn::ParameterStore<T>& store, const Options& options) {
-    return reference_gatv2<T>(graph, x, store, "conv", options);
+                                const nn::ParameterStore<T>& store, const Options& options,
+                                const RowMatrix<T>* edge_features) {
+    return reference_gatv2<T>(graph, x, store, "conv", options, edge_features);
   }
 };
 
@@ -52,12 +54,15 @@ struct LayerTraits<nn::BasicDotAttentionConv<T>> {
   using Options = nn::DotAttentionConvOptions;
   static constexpr const char* kName = "dot_attention_conv";
   static RowMatrix<T> reference(const Graph& graph, const RowMatrix<T>& x,
-                                const nn::ParameterStore<T>& store, const Options& options) {
+                                const nn::ParameterStore<T>& store, const Options& options,
+                                const RowMatrix<T>* /*edge_features*/) {
     return reference_dot<T>(graph, x, store, "conv", options);
   }
 };
 
-// A layer named `conv`, initialised from `seed`. Not copyable: the layer points at the store.
+// A layer named `conv`, initialised from `seed`, with the edge features of its graph when its
+// options take them (set `edge_features` before a forward). Not copyable: the layer points at the
+// store.
 template <typename Layer>
 struct Harness {
   using T = typename LayerTraits<Layer>::Scalar;
@@ -73,15 +78,40 @@ struct Harness {
                        std::uint64_t dropout_seed = 0) {
     Rng rng(dropout_seed);
     RowMatrix<T> out;
-    layer.forward(graph, x, mode, rng, cache, out);
+    if constexpr (kHasEdgeFeatures) {
+      layer.forward(graph, x, mode, rng, cache, out, {}, nullptr, edges());
+    } else {
+      layer.forward(graph, x, mode, rng, cache, out);
+    }
     return out;
   }
 
+  // dL/dx of the last forward into `grad_x`, from dL/dout.
+  void backward(const Graph& graph, InputRef<T> x, const RowMatrix<T>& grad_out,
+                RowMatrix<T>* grad_x) {
+    if constexpr (kHasEdgeFeatures) {
+      layer.backward(graph, x, cache, grad_out, grad_x, nullptr, edges());
+    } else {
+      layer.backward(graph, x, cache, grad_out, grad_x);
+    }
+  }
+
   RowMatrix<T> reference(const Graph& graph, const RowMatrix<T>& x) const {
-    return LayerTraits<Layer>::reference(graph, x, store, options);
+    return LayerTraits<Layer>::reference(graph, x, store, options, edges());
+  }
+
+  static constexpr bool kHasEdgeFeatures = requires(Options o) { o.edge_features; };
+
+  // The edge features the layer takes, or null.
+  [[nodiscard]] const RowMatrix<T>* edges() const {
+    if constexpr (kHasEdgeFeatures) {
+      if (options.edge_features > 0) return &edge_features;
+    }
+    return nullptr;
   }
 
   Options options;
+  RowMatrix<T> edge_features;
   Rng init_rng;
   nn::ParameterStore<T> store;
   Layer layer;

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "maskgat/core/tensor.hpp"
 #include "maskgat/export.hpp"
 #include "maskgat/graph/graph.hpp"
 
@@ -24,6 +25,22 @@ namespace maskgat::masks {
 /// @param self_loops add the loop `i -> i` of every node that lacks one
 /// @return an unweighted mask on the same N nodes
 [[nodiscard]] MASKGAT_EXPORT Graph from_graph(const Graph& graph, bool self_loops = true);
+
+/// Edge features on the entries of a mask made from `graph` (`from_graph`), from one row per edge
+/// of `graph`: entry j -> i takes the row of the graph's edge j -> i, and a self-loop the graph
+/// lacks takes the mean of the rows of node i's in-edges (zero for a node without any), as PyG's
+/// `add_self_loops(..., fill_value="mean")`. A loop the graph has keeps its own row. Cost
+/// O((N + E) x D), serial.
+/// @param graph    N nodes, E edges, each row's sources ascending (as every built graph)
+/// @param features E x D, row e for the graph's edge e (destination-major, `Graph::in_sources`)
+/// @param mask     N nodes whose entries are edges of `graph` or self-loops, sources ascending
+/// @return one row per entry of `mask`, in its order
+/// @throws InvalidArgument when `features` has not E rows, the node counts differ, or an entry of
+///         `mask` is neither an edge of `graph` nor a self-loop (named by its nodes).
+template <typename T>
+[[nodiscard]] MASKGAT_EXPORT RowMatrix<T> edge_features(const Graph& graph,
+                                                        const RowMatrix<T>& features,
+                                                        const Graph& mask);
 
 /// Truncated self-attention over a sequence of `length` positions: position i attends to
 /// positions `[i - half_width, i + half_width]` clipped to the sequence, itself included, so

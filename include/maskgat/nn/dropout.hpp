@@ -17,8 +17,8 @@ namespace maskgat::nn {
 /// @param out resized to N x F
 /// @throws InvalidArgument when the probability is outside [0, 1).
 template <typename T>
-MASKGAT_EXPORT void dropout(const Eigen::Ref<const RowMatrix<std::type_identity_t<T>>>& x, const DropoutKey& key,
-                            RowMatrix<T>& out);
+MASKGAT_EXPORT void dropout(const Eigen::Ref<const RowMatrix<std::type_identity_t<T>>>& x,
+                            const DropoutKey& key, RowMatrix<T>& out);
 
 /// Dropout of a sparse matrix's stored entries only: the k-th stored entry of `x` is scaled by
 /// `d(k)`, and the entries it drops are left out of `out`, so products with `out` cost only the
@@ -31,8 +31,8 @@ MASKGAT_EXPORT void dropout(const Eigen::Ref<const RowMatrix<std::type_identity_
 /// @throws InvalidArgument when the probability is outside [0, 1), `x` is not compressed or `x`
 ///         is `out`.
 template <typename T>
-MASKGAT_EXPORT void dropout(const Eigen::Ref<const RowSparse<std::type_identity_t<T>>>& x, const DropoutKey& key,
-                            RowSparse<T>& out);
+MASKGAT_EXPORT void dropout(const Eigen::Ref<const RowSparse<std::type_identity_t<T>>>& x,
+                            const DropoutKey& key, RowSparse<T>& out);
 
 /// Backward of dense `dropout`: `grad_x(i, c) = grad_out(i, c) * d(i * F + c)`; `grad_x` may be
 /// `grad_out`. Parallel over fixed row blocks.

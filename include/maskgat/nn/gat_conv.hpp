@@ -28,14 +28,17 @@ struct GatConvOptions {
   double dropout = 0.0;           ///< attention dropout in training, in [0, 1)
   bool add_self_loops = true;     ///< every node also attends to itself
   bool bias = true;               ///< learnable output bias
-  bool residual = false;          ///< add a projection of the input, `x R`, to the output
-  Schedule schedule{};            ///< task sizes of the kernels (speed only)
+  /// D, the width of the edge features in the score (PyG's `edge_dim`); 0: none
+  std::int64_t edge_features = 0;
+  bool residual = false;  ///< add a projection of the input, `x R`, to the output
+  Schedule schedule{};    ///< task sizes of the kernels (speed only)
 };
 
 /// Additive graph attention:
 ///
 ///     h = x W                                         (N x H*C)
-///     e_ij = LeakyReLU(<a_src, h_j> + <a_dst, h_i>)   per head, for j in N(i) only
+///     e_ij = LeakyReLU(<a_src, h_j> + <a_dst, h_i> [+ <a_edge, f_ij W_e>])
+///                                                     per head, for j in N(i) only
 ///     alpha_ij = softmax_j(e_ij)                      over the mask row of i
 ///     out_i = concat_h or mean_h ( sum_j alpha_ij h_j ) [+ x_i R] [+ b]
 ///
@@ -43,9 +46,14 @@ struct GatConvOptions {
 /// pair has attention exactly zero and is never computed. A node with no in-edges outputs only the
 /// residual and bias terms.
 ///
+/// With `edge_features` D > 0, f_ij is the D features of edge j -> i (PyG's `edge_dim`); a
+/// self-loop the layer adds takes the mean of node i's in-edges' features (PyG's
+/// `fill_value="mean"`). The term is formed as `f_ij (W_e a_edge)`, one number per edge and head.
+///
 /// Parameters (registered under `name`): `name.weight` F x H*C (note: `x W`, the transpose of
-/// PyTorch's layout), `name.att_src` and `name.att_dst` H x C, `name.bias` 1 x out,
-/// `name.res.weight` F x out; Glorot-uniform weights, zero bias.
+/// PyTorch's layout), `name.att_src` and `name.att_dst` H x C, `name.lin_edge.weight` D x H*C and
+/// `name.att_edge` H x C (with edge features), `name.res.weight` F x out, `name.bias` 1 x out;
+/// Glorot-uniform weights, zero bias.
 ///
 /// `forward` is const and re-entrant: all per-call state lives in the caller's `Cache`.
 /// Work is split over oneTBB (edge-balanced destination ranges, fixed row blocks for products);
@@ -63,9 +71,14 @@ class MASKGAT_EXPORT BasicGatConv {
     RowMatrix<T> alpha;      ///< E x H, before dropout
     RowMatrix<T> heads_out;  ///< per-head output before averaging (a mean over several heads only)
     RowMatrix<T> projected;  ///< the residual or root projection, forward scratch
+    /// With edge features: those of the added self-loops' mask (when loops were added), W_e a_edge
+    /// (D x H) and the edge term of every mask entry (E x H).
+    /// @{
+    RowMatrix<T> looped_edge_features, edge_att, edge;
+    /// @}
     /// Backward scratch, kept so repeated steps reuse their memory.
     /// @{
-    RowMatrix<T> grad_heads, grad_src, grad_dst, grad_h, workspace;
+    RowMatrix<T> grad_heads, grad_src, grad_dst, grad_h, grad_edge, grad_edge_att, workspace;
     /// @}
     /// The attention-dropout key of the forward. Set its `numbers` (one per row of the mask)
     /// before `forward` to draw the mask a whole graph draws on a part of it.
@@ -96,11 +109,14 @@ class MASKGAT_EXPORT BasicGatConv {
   ///              their attention coefficients), so `backward` must see zero gradients there
   /// @param halo  null, or on a part of a graph its exchange: the halo rows of the source-side
   ///              projections come from their owners (collective; `rows` names own rows only)
-  /// @throws InvalidArgument when x's shape does not match the graph or `in_features`, or
-  ///         `rows` is neither empty nor of N bytes.
+  /// @param edge_features null, or (a layer with `edge_features` D) E x D, a row per edge of
+  ///              `graph` in its order; must stay alive until `backward`
+  /// @throws InvalidArgument when x's shape does not match the graph or `in_features`, `rows` is
+  ///         neither empty nor of N bytes, or edge features are missing, not E x D or given to a
+  ///         layer without them.
   void forward(const Graph& graph, InputRef<T> x, Mode mode, Rng& rng, Cache& cache,
                RowMatrix<T>& out, std::span<const std::uint8_t> rows = {},
-               BasicHalo<T>* halo = nullptr) const;
+               BasicHalo<T>* halo = nullptr, const RowMatrix<T>* edge_features = nullptr) const;
 
   /// Adds the parameter gradients of the loss into the store and, when `grad_x` is not null,
   /// writes dL/dx into it (N x F; dense `x` only). `graph`, `x` and `cache` must be those of the
@@ -113,10 +129,12 @@ class MASKGAT_EXPORT BasicGatConv {
   ///                 its rows)
   /// @param halo     the forward's: the gradients of the halo rows of the source-side projections
   ///                 go to their owners and are summed there (collective)
+  /// @param edge_features the forward's
   /// @throws InvalidArgument when `grad_out` is not N x output_features(), or `grad_x` is asked
   ///         for a sparse `x`.
   void backward(const Graph& graph, InputRef<T> x, Cache& cache, const RowMatrix<T>& grad_out,
-                RowMatrix<T>* grad_x, BasicHalo<T>* halo = nullptr) const;
+                RowMatrix<T>* grad_x, BasicHalo<T>* halo = nullptr,
+                const RowMatrix<T>* edge_features = nullptr) const;
 
   /// The attention of the last forward run with `cache` on `graph`.
   /// @param graph the forward's graph
@@ -138,6 +156,8 @@ class MASKGAT_EXPORT BasicGatConv {
   Projection lin_;
   Parameter att_src_;
   Parameter att_dst_;
+  std::optional<Parameter> lin_edge_;
+  std::optional<Parameter> att_edge_;
   std::optional<Parameter> bias_;
   std::optional<Projection> residual_;
 };

@@ -21,22 +21,26 @@
 namespace maskgat::ops {
 
 /// Additive attention (GAT, Veličković et al. 2018):
-/// `score(i, j, h) = LeakyReLU(src(j, h) + dst(i, h))`, where `src = <h_j, a_src>` and
-/// `dst = <h_i, a_dst>` per head are computed by the layer: two numbers per node and head, so no
-/// per-edge feature vector is ever formed.
+/// `score(i, j, h) = LeakyReLU(src(j, h) + dst(i, h) [+ edge(e, h)])`, where `src = <h_j, a_src>`
+/// and `dst = <h_i, a_dst>` per head are computed by the layer: two numbers per node and head, so
+/// no per-edge feature vector is ever formed. With edge features (PyG's `edge_dim`) the layer also
+/// gives one number per mask entry e = (j -> i) and head, `edge = <W_e f_ij, a_edge>`.
 template <typename T>
 struct MASKGAT_EXPORT AdditiveScore {
-  using Scalar = T;           ///< the element type, `float` or `double`
-  const RowMatrix<T>& src;    ///< N x H, the source term of every node and head
-  const RowMatrix<T>& dst;    ///< N x H, the destination term
-  T negative_slope = T(0.2);  ///< LeakyReLU slope for negative sums
+  using Scalar = T;                    ///< the element type, `float` or `double`
+  const RowMatrix<T>& src;             ///< N x H, the source term of every node and head
+  const RowMatrix<T>& dst;             ///< N x H, the destination term
+  T negative_slope = T(0.2);           ///< LeakyReLU slope for negative sums
+  const RowMatrix<T>* edge = nullptr;  ///< null, or E x H: the term of every mask entry and head
 };
 
-/// Gradients of an `AdditiveScore`'s inputs; each matrix is resized to N x H and overwritten.
+/// Gradients of an `AdditiveScore`'s inputs; each matrix is resized to N x H (`edge` to E x H)
+/// and overwritten.
 template <typename T>
 struct MASKGAT_EXPORT AdditiveScoreGrad {
-  RowMatrix<T>& src;  ///< dL/dsrc, N x H
-  RowMatrix<T>& dst;  ///< dL/ddst, N x H
+  RowMatrix<T>& src;             ///< dL/dsrc, N x H
+  RowMatrix<T>& dst;             ///< dL/ddst, N x H
+  RowMatrix<T>* edge = nullptr;  ///< dL/dedge, E x H; required when the score has an edge term
 };
 
 /// Scaled dot-product attention (Vaswani et al. 2017; PyG's TransformerConv):
@@ -58,27 +62,30 @@ struct MASKGAT_EXPORT DotScoreGrad {
 };
 
 /// GATv2 attention (Brody et al. 2022):
-/// `score(i, j, h) = sum_c att(h, c) * LeakyReLU(src(j, h, c) + dst(i, h, c))` with
-/// `src = x W_s`, `dst = x W_d`. The sum `src_j + dst_i` is formed channel by channel inside the
-/// kernel, never stored per edge.
+/// `score(i, j, h) = sum_c att(h, c) * LeakyReLU(src(j, h, c) + dst(i, h, c) [+ edge(e, h, c)])`
+/// with `src = x W_s`, `dst = x W_d` and, with edge features (PyG's `edge_dim`), `edge = f W_e`
+/// per mask entry e = (j -> i). The sum is formed channel by channel inside the kernel, never
+/// stored per edge.
 template <typename T>
 struct MASKGAT_EXPORT GatV2Score {
-  using Scalar = T;           ///< the element type, `float` or `double`
-  const RowMatrix<T>& src;    ///< N x (H * C)
-  const RowMatrix<T>& dst;    ///< N x (H * C)
+  using Scalar = T;         ///< the element type, `float` or `double`
+  const RowMatrix<T>& src;  ///< N x (H * C)
+  const RowMatrix<T>& dst;  ///< N x (H * C)
   /// H x C, row-major without padding; a parameter's view (`ParameterStore::value`) binds
   /// without a copy.
   Eigen::Ref<const RowMatrix<T>> att;
-  T negative_slope = T(0.2);  ///< LeakyReLU slope, applied per channel
+  T negative_slope = T(0.2);           ///< LeakyReLU slope, applied per channel
+  const RowMatrix<T>* edge = nullptr;  ///< null, or E x (H * C): the term of every mask entry
 };
 
-/// Gradients of a `GatV2Score`'s inputs; resized (N x (H * C), N x (H * C), H x C) and
-/// overwritten. `att`'s gradient sums per-node partials over fixed node blocks.
+/// Gradients of a `GatV2Score`'s inputs; resized (N x (H * C), N x (H * C), H x C, E x (H * C))
+/// and overwritten. `att`'s gradient sums per-node partials over fixed node blocks.
 template <typename T>
 struct MASKGAT_EXPORT GatV2ScoreGrad {
-  RowMatrix<T>& src;  ///< dL/dsrc, N x (H * C)
-  RowMatrix<T>& dst;  ///< dL/ddst, N x (H * C)
-  RowMatrix<T>& att;  ///< dL/datt, H x C
+  RowMatrix<T>& src;             ///< dL/dsrc, N x (H * C)
+  RowMatrix<T>& dst;             ///< dL/ddst, N x (H * C)
+  RowMatrix<T>& att;             ///< dL/datt, H x C
+  RowMatrix<T>* edge = nullptr;  ///< dL/dedge, E x (H * C); required when the score has one
 };
 
 /// Computes `scores` (resized to E x H) for every entry of `mask`. Parallel over destination

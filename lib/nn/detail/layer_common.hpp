@@ -42,6 +42,12 @@ void check_layer_options(const std::string& where, const Options& options) {
   check_positive(where, "heads", options.heads);
   check_dropout(where, options.dropout);
   maskgat::ops::detail::check_schedule(where.c_str(), options.schedule);
+  if constexpr (requires { options.edge_features; }) {
+    if (options.edge_features < 0) {
+      throw InvalidArgument(where + ": edge_features " + std::to_string(options.edge_features) +
+                            " is negative (0: no edge features)");
+    }
+  }
   if constexpr (requires { options.negative_slope; }) {
     if (!std::isfinite(options.negative_slope)) {
       throw InvalidArgument(where + ": negative_slope " + std::to_string(options.negative_slope) +
@@ -120,6 +126,48 @@ void project_backward(ParameterStore<T>& store, const Projection& projection, In
     maskgat::ops::detail::add_column_sums(grad_out, store.grad(*projection.bias).data());
   if (grad_x != nullptr)
     ops::matmul_backward_input<T>(grad_out, store.value(projection.weight), *grad_x);
+}
+
+// The edge features of the entries of the mask a layer attends over, for a layer built with
+// `width` of them: `features` (a row per edge of `graph`) when it attends over `graph`, else
+// (with the self-loops it added) `masks::edge_features` of them, formed in `looped`. Null when
+// the layer takes none (`width` 0).
+template <typename T>
+const RowMatrix<T>* mask_edge_features(const std::string& where, const Graph& graph,
+                                       const Graph& mask, const RowMatrix<T>* features,
+                                       std::int64_t width, RowMatrix<T>& looped) {
+  if (width == 0) {
+    if (features != nullptr) {
+      throw InvalidArgument(where +
+                            ": edge features were given to a layer built without them "
+                            "(edge_features 0)");
+    }
+    return nullptr;
+  }
+  if (features == nullptr) {
+    throw InvalidArgument(where + ": the layer takes " + std::to_string(width) +
+                          " edge features per edge (edge_features) but none were given");
+  }
+  check_shape(where.c_str(), "edge_features", *features, graph.num_edges(), width,
+              "the graph's edge count");
+  if (&mask == &graph) return features;
+  looped = masks::edge_features(graph, *features, mask);
+  return &looped;
+}
+
+// The backward's view of the edge features `mask_edge_features` gave the forward: the same checks,
+// and the self-loops' rows the forward formed in `looped`.
+template <typename T>
+const RowMatrix<T>* backward_edge_features(const std::string& where, const Graph& graph,
+                                           const Graph& mask, const RowMatrix<T>* features,
+                                           std::int64_t width, const RowMatrix<T>& looped) {
+  if (width == 0 || features == nullptr || &mask == &graph) {
+    RowMatrix<T> unused;
+    return mask_edge_features(where, graph, graph, features, width, unused);
+  }
+  check_shape(where.c_str(), "edge_features", *features, graph.num_edges(), width,
+              "the graph's edge count");
+  return &looped;
 }
 
 // The mask a layer attends over: `graph` itself, or, when it lacks self-loops the layer must add,

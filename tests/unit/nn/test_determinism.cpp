@@ -27,35 +27,40 @@ struct Results {
   }
 };
 
+// One forward and backward; with `edge_features` (a row per edge of `graph`, or empty) when not
+// empty.
 template <typename Layer>
-Results run(const Graph& graph, const RowMatrix<float>& x, std::size_t threads,
-            std::int64_t grain) {
+Results run(const Graph& graph, const RowMatrix<float>& x, const RowMatrix<float>& edge_features,
+            std::size_t threads, std::int64_t grain) {
   const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
   auto options = test::layer_options<Layer>(kIn, 8, 4, true);
   options.dropout = 0.5;
   options.schedule.grain = grain;
+  if constexpr (requires { options.edge_features; }) options.edge_features = edge_features.cols();
   test::Harness<Layer> harness(options, 1);
+  harness.edge_features = edge_features;
   Results results;
   results.out = harness.forward(graph, x, nn::Mode::kTrain, 2);
   results.alpha = harness.cache.alpha;
-  harness.layer.backward(graph, x, harness.cache, results.out, &results.grad_x);
+  harness.backward(graph, x, results.out, &results.grad_x);
   results.grads.assign(harness.store.grads().begin(), harness.store.grads().end());
   return results;
 }
 
 template <typename Layer>
-void check_thread_invariance() {
+void check_thread_invariance(std::int64_t edge_width = 0) {
   // Node 0 has ~3000 in-edges, node 1 ~1500, ...: ranges must be split by edges, not nodes.
   const Graph graph = test::skewed_graph(kNodes, 3000, 3);
   REQUIRE(graph.num_edges() > 50000);
   const RowMatrix<float> x = test::random_matrix<float>(kNodes, kIn, 4);
-  const Results baseline = run<Layer>(graph, x, 1, maskgat::Schedule{}.grain);
+  const RowMatrix<float> edges = test::random_matrix<float>(graph.num_edges(), edge_width, 5);
+  const Results baseline = run<Layer>(graph, x, edges, 1, maskgat::Schedule{}.grain);
   REQUIRE(baseline.out.allFinite());
   for (const std::size_t threads : {1, 2, 3, 8}) {
     for (const std::int64_t grain : {std::int64_t{64}, maskgat::Schedule{}.grain}) {
       CAPTURE(threads);
       CAPTURE(grain);
-      CHECK(run<Layer>(graph, x, threads, grain) == baseline);
+      CHECK(run<Layer>(graph, x, edges, threads, grain) == baseline);
     }
   }
 }
@@ -68,6 +73,12 @@ TEST_SUITE("unit") {
   }
   TEST_CASE("GatV2Conv is bitwise identical for 1 2 3 and 8 threads and two grains") {
     check_thread_invariance<nn::GatV2Conv>();
+  }
+  TEST_CASE("GatConv with edge features is bitwise identical for 1 2 3 and 8 threads") {
+    check_thread_invariance<nn::GatConv>(3);
+  }
+  TEST_CASE("GatV2Conv with edge features is bitwise identical for 1 2 3 and 8 threads") {
+    check_thread_invariance<nn::GatV2Conv>(3);
   }
   TEST_CASE("DotAttentionConv is bitwise identical for 1 2 3 and 8 threads and two grains") {
     check_thread_invariance<nn::DotAttentionConv>();

@@ -35,15 +35,24 @@ double distance_to_kink(const test::Harness<Layer>& harness, const Graph& graph)
   for (std::size_t e = 0; e < weights.sources.size(); ++e) {
     const auto j = weights.sources[e];
     const auto i = weights.destinations[e];
+    const auto index = static_cast<std::int64_t>(e);
+    // The edge features' term of entry e and column c, when the layer has them.
+    const auto edge = [&](std::int64_t c) {
+      if constexpr (test::Harness<Layer>::kHasEdgeFeatures) {
+        if (harness.edges() != nullptr) return harness.cache.edge(index, c);
+      }
+      return 0.0;
+    };
     if constexpr (std::is_same_v<Layer, nn::BasicGatConv<double>>) {
       for (std::int64_t h = 0; h < harness.cache.src.cols(); ++h) {
-        closest = std::min(closest, std::abs(harness.cache.src(j, h) + harness.cache.dst(i, h)));
+        closest = std::min(closest,
+                           std::abs(harness.cache.src(j, h) + harness.cache.dst(i, h) + edge(h)));
       }
     } else if constexpr (std::is_same_v<Layer, nn::BasicGatV2Conv<double>>) {
       const RowMatrix<double>& dst =
           harness.options.share_weights ? harness.cache.src : harness.cache.dst;
       for (std::int64_t c = 0; c < harness.cache.src.cols(); ++c) {
-        closest = std::min(closest, std::abs(harness.cache.src(j, c) + dst(i, c)));
+        closest = std::min(closest, std::abs(harness.cache.src(j, c) + dst(i, c) + edge(c)));
       }
     }
   }
@@ -51,7 +60,8 @@ double distance_to_kink(const test::Harness<Layer>& harness, const Graph& graph)
 }
 
 // Compares backward with central differences of L = sum(out .* R), for every parameter tensor
-// and for the input, in double, on a graph where nodes 2 and 6 have no in-edges; and the backward
+// and for the input, in double, on a graph where nodes 2 and 6 have no in-edges (with random edge
+// features when the options take them); and the backward
 // of `FloatLayer` (the same layer in float) from the same parameters, whose kernels may take paths
 // of their own, with the same differences, within float's rounding (`kFloatTolerance`).
 template <typename Layer, typename FloatLayer>
@@ -60,11 +70,16 @@ void check_gradients(const typename test::LayerTraits<Layer>::Options& options, 
   CAPTURE(options.out_features);
   const Graph graph = test::without_in_edges(test::random_graph(kNodes, 4, 31), {2, 6});
   RowMatrix<double> x = test::random_matrix<double>(kNodes, kIn, 32);
+  std::int64_t edge_width = 0;
+  if constexpr (requires { options.edge_features; }) edge_width = options.edge_features;
+  const RowMatrix<double> edge_features =
+      test::random_matrix<double>(graph.num_edges(), edge_width, 34);
   // Central differences are only meaningful away from the LeakyReLU's kink: the first
   // initialisation (by seed) whose scores all keep their distance from it.
   std::optional<test::Harness<Layer>> initialised;
   for (std::uint64_t seed = 7; seed < 207; ++seed) {
     initialised.emplace(options, seed);
+    initialised->edge_features = edge_features;
     initialised->forward(graph, x, mode, kDropoutSeed);
     if (distance_to_kink(*initialised, graph) > 1e3 * kStep) break;
   }
@@ -79,10 +94,11 @@ void check_gradients(const typename test::LayerTraits<Layer>::Options& options, 
   harness.forward(graph, x, mode, kDropoutSeed);
   REQUIRE(distance_to_kink(harness, graph) > 1e3 * kStep);
   RowMatrix<double> grad_x;
-  harness.layer.backward(graph, x, harness.cache, weights, &grad_x);
+  harness.backward(graph, x, weights, &grad_x);
   const std::vector<double> analytic(harness.store.grads().begin(), harness.store.grads().end());
   // The float layer's gradients, from the double layer's parameters and input.
   test::Harness<FloatLayer> single(options, 1);
+  single.edge_features = edge_features.cast<float>();
   REQUIRE(single.store.values().size() == harness.store.values().size());
   std::transform(harness.store.values().begin(), harness.store.values().end(),
                  single.store.values().begin(), [](double v) { return static_cast<float>(v); });
@@ -90,7 +106,7 @@ void check_gradients(const typename test::LayerTraits<Layer>::Options& options, 
   single.store.zero_grad();
   single.forward(graph, x_float, mode, kDropoutSeed);
   RowMatrix<float> grad_x_single;
-  single.layer.backward(graph, x_float, single.cache, weights.cast<float>(), &grad_x_single);
+  single.backward(graph, x_float, weights.cast<float>(), &grad_x_single);
   const std::vector<double> analytic_float(single.store.grads().begin(),
                                            single.store.grads().end());
 
@@ -149,6 +165,16 @@ TEST_SUITE("unit") {
       options.add_self_loops = false;
       check_gradients_of_shapes<Layer, nn::BasicGatConv<float>>(options, nn::Mode::kEval);
     }
+    SUBCASE("edge features - self-loops filled with the mean - attention dropout") {
+      options.edge_features = 3;
+      check_gradients_of_shapes<Layer, nn::BasicGatConv<float>>(options, nn::Mode::kTrain);
+    }
+    SUBCASE("edge features - mean - no self-loops") {
+      options.edge_features = 2;
+      options.concat = false;
+      options.add_self_loops = false;
+      check_gradients_of_shapes<Layer, nn::BasicGatConv<float>>(options, nn::Mode::kEval);
+    }
   }
 
   TEST_CASE("GatV2Conv backward matches central differences - double and float") {
@@ -160,6 +186,17 @@ TEST_SUITE("unit") {
       check_gradients_of_shapes<Layer, nn::BasicGatV2Conv<float>>(options, nn::Mode::kTrain);
     }
     SUBCASE("mean - shared weights - no self-loops") {
+      options.concat = false;
+      options.share_weights = true;
+      options.add_self_loops = false;
+      check_gradients_of_shapes<Layer, nn::BasicGatV2Conv<float>>(options, nn::Mode::kEval);
+    }
+    SUBCASE("edge features - self-loops filled with the mean - attention dropout") {
+      options.edge_features = 3;
+      check_gradients_of_shapes<Layer, nn::BasicGatV2Conv<float>>(options, nn::Mode::kTrain);
+    }
+    SUBCASE("edge features - mean - shared weights - no self-loops") {
+      options.edge_features = 2;
       options.concat = false;
       options.share_weights = true;
       options.add_self_loops = false;

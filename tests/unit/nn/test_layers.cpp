@@ -56,7 +56,8 @@ void set_options(typename test::LayerTraits<Layer>::Options& options, bool self_
 }
 
 // Every mask, every shape with a kernel path of its own, concatenated and averaged heads, with and
-// without self-loops: the layer's sparse kernels against the dense reference.
+// without self-loops, and (GAT, GATv2) with and without edge features: the layer's sparse kernels
+// against the dense reference.
 template <typename Layer>
 void check_against_dense_reference(double tolerance) {
   using T = typename test::LayerTraits<Layer>::Scalar;
@@ -65,18 +66,23 @@ void check_against_dense_reference(double tolerance) {
     for (const test::HeadShape shape : test::kKernelShapes) {
       for (const bool concat : {true, false}) {
         for (const bool self_loops : {true, false}) {
-          if (!kHasSelfLoopOption<Layer> && !self_loops) continue;
-          CAPTURE(mask.name);
-          CAPTURE(shape.heads);
-          CAPTURE(shape.channels);
-          CAPTURE(concat);
-          CAPTURE(self_loops);
-          auto options = test::layer_options<Layer>(kIn, shape.channels, shape.heads, concat);
-          set_options<Layer>(options, self_loops, concat);
-          test::Harness<Layer> harness(options, 3);
-          const RowMatrix<T> out = harness.forward(mask.graph, x);
-          CHECK(out.allFinite());
-          CHECK(test::relative_error(out, harness.reference(mask.graph, x)) <= tolerance);
+          for (const std::int64_t edge_width : {0, 3}) {
+            if (!kHasSelfLoopOption<Layer> && (!self_loops || edge_width > 0)) continue;
+            CAPTURE(mask.name);
+            CAPTURE(shape.heads);
+            CAPTURE(shape.channels);
+            CAPTURE(concat);
+            CAPTURE(self_loops);
+            CAPTURE(edge_width);
+            auto options = test::layer_options<Layer>(kIn, shape.channels, shape.heads, concat);
+            set_options<Layer>(options, self_loops, concat);
+            if constexpr (kHasSelfLoopOption<Layer>) options.edge_features = edge_width;
+            test::Harness<Layer> harness(options, 3);
+            harness.edge_features = test::random_matrix<T>(mask.graph.num_edges(), edge_width, 9);
+            const RowMatrix<T> out = harness.forward(mask.graph, x);
+            CHECK(out.allFinite());
+            CHECK(test::relative_error(out, harness.reference(mask.graph, x)) <= tolerance);
+          }
         }
       }
     }
