@@ -143,6 +143,12 @@ void add_data_options(CLI::App& command, DataOptions& options, CLI::Option* inst
                          "Split file, 'node train|val|test' per line, naming the nodes as "
                          "--split-out writes them (npz graphs: by their row)");
   command.add_flag("--undirected", files.undirected, "Add the reverse of every edge")->needs(graph);
+  command
+      .add_option("--edge-features", files.edge_features,
+                  "Features of the edge list's edges, for models with edge_dim: a row of numbers "
+                  "per edge in its order (CSV/TSV, a header line allowed), or an npz holding one "
+                  "[E, D] array; a reverse edge --undirected adds takes its edge's row")
+      ->needs(graph);
   command.add_flag("--numeric-ids", files.numeric_ids, "Node tokens are 0-based integer ids")
       ->needs(graph);
   command

@@ -18,6 +18,7 @@
 #include "maskgat/graph/sampler.hpp"
 #include "maskgat/io/dataset.hpp"
 #include "maskgat/io/dot.hpp"
+#include "maskgat/io/edge_features.hpp"
 #include "maskgat/io/edge_list.hpp"
 #include "maskgat/io/features.hpp"
 #include "maskgat/io/graphml.hpp"

@@ -4,7 +4,9 @@
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/range/iterator_range.hpp>
 #include <cmath>
+#include <numeric>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "maskgat/core/error.hpp"
@@ -198,6 +200,40 @@ EdgeList to_edge_list(const Graph& graph) {
   edges.targets = graph.edge_destinations();
   edges.weights.assign(graph.weights().begin(), graph.weights().end());
   return edges;
+}
+
+std::vector<EdgeId> edge_origins(const Graph& graph, const EdgeList& edges) {
+  // The listed edges ordered by (target, source, place in the list): the first of equal pairs is
+  // the first listed.
+  std::vector<EdgeId> order(edges.sources.size());
+  std::iota(order.begin(), order.end(), EdgeId{0});
+  const auto key = [&](EdgeId k) {
+    const auto index = static_cast<std::size_t>(k);
+    return std::tuple(edges.targets[index], edges.sources[index], k);
+  };
+  std::sort(order.begin(), order.end(), [&](EdgeId a, EdgeId b) { return key(a) < key(b); });
+  const auto first_listed = [&](NodeId source, NodeId target) -> EdgeId {
+    const auto found =
+        std::lower_bound(order.begin(), order.end(), std::tuple(target, source, EdgeId{0}),
+                         [&](EdgeId k, const std::tuple<NodeId, NodeId, EdgeId>& wanted) {
+                           return key(k) < wanted;
+                         });
+    if (found == order.end()) return -1;
+    const auto index = static_cast<std::size_t>(*found);
+    return edges.targets[index] == target && edges.sources[index] == source ? *found : -1;
+  };
+  std::vector<EdgeId> origins(static_cast<std::size_t>(graph.num_edges()));
+  const auto offsets = graph.in_offsets();
+  const auto sources = graph.in_sources();
+  for (NodeId i = 0; i < graph.num_nodes(); ++i) {
+    for (EdgeId e = offsets[static_cast<std::size_t>(i)];
+         e < offsets[static_cast<std::size_t>(i) + 1]; ++e) {
+      const NodeId j = sources[static_cast<std::size_t>(e)];
+      const EdgeId listed = first_listed(j, i);
+      origins[static_cast<std::size_t>(e)] = listed >= 0 ? listed : first_listed(i, j);
+    }
+  }
+  return origins;
 }
 
 }  // namespace maskgat

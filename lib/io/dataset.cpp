@@ -17,6 +17,7 @@
 #include "maskgat/graph/bgl.hpp"
 #include "maskgat/graph/build.hpp"
 #include "maskgat/io/dot.hpp"
+#include "maskgat/io/edge_features.hpp"
 #include "maskgat/io/edge_list.hpp"
 #include "maskgat/io/graphml.hpp"
 #include "maskgat/io/labels.hpp"
@@ -260,6 +261,10 @@ Dataset with_option_rules(Dataset dataset, const DatasetOptions& options) {
     use_fixed_split(dataset, *options.fixed_split);
   }
   if (options.largest_component && !dataset.preparation.largest_component) {
+    if (dataset.edge_features.size() > 0) {
+      throw InvalidArgument(dataset.name +
+                            ": the largest component is not taken of a graph with edge features");
+    }
     keep_largest_component(dataset);
   }
   return dataset;
@@ -327,10 +332,17 @@ Dataset load_files(const FileSources& files, const DatasetOptions& options) {
   const std::string_view graph_reader = format == GraphFormat::kGraphMl ? "graphml"
                                         : format == GraphFormat::kDot   ? "dot"
                                                                         : "edge_list";
-  for (const auto& [path, reader] : {std::pair{&files.graph, graph_reader},
-                                     std::pair{&files.features, std::string_view("features")},
-                                     std::pair{&files.labels, std::string_view("labels")},
-                                     std::pair{&files.split, std::string_view("split")}}) {
+  if (!files.edge_features.empty() && format != GraphFormat::kEdgeList) {
+    throw InvalidArgument(
+        files.graph.string() + ": edge features (" + files.edge_features.string() +
+        ") are read beside an edge list only, not a " + std::string(graph_reader) + " file");
+  }
+  for (const auto& [path, reader] :
+       {std::pair{&files.graph, graph_reader},
+        std::pair{&files.edge_features, std::string_view("edge_features")},
+        std::pair{&files.features, std::string_view("features")},
+        std::pair{&files.labels, std::string_view("labels")},
+        std::pair{&files.split, std::string_view("split")}}) {
     if (!path->empty()) detail::require_readable(*path, reader);
   }
   if (!files.features.empty()) {
@@ -340,7 +352,7 @@ Dataset load_files(const FileSources& files, const DatasetOptions& options) {
   } else {
     dataset.missing_features = "no features file was given (--features)";
   }
-  const EdgeListOptions graph_options{files.undirected, options.read};
+  const EdgeListOptions graph_options{files.undirected, options.read, !files.edge_features.empty()};
   LoadedGraph loaded;
   switch (format) {
     case GraphFormat::kEdgeList:
@@ -354,6 +366,19 @@ Dataset load_files(const FileSources& files, const DatasetOptions& options) {
       break;
   }
   nodes.freeze();
+  if (!files.edge_features.empty()) {
+    const RowMatrix<float> listed = read_edge_features(files.edge_features, options.read);
+    if (listed.rows() != loaded.edges_read) {
+      throw ParseError("edge_features", files.edge_features.string(), 0,
+                       std::to_string(listed.rows()) + " rows, but " + files.graph.string() +
+                           " lists " + std::to_string(loaded.edges_read) +
+                           " edges: expected one row per edge, in its order");
+    }
+    dataset.edge_features.resize(loaded.graph.num_edges(), listed.cols());
+    for (std::size_t e = 0; e < loaded.origins.size(); ++e) {
+      dataset.edge_features.row(static_cast<EdgeId>(e)) = listed.row(loaded.origins[e]);
+    }
+  }
   dataset.graph = std::move(loaded.graph);
   dataset.notes = std::move(loaded.notes);
   dataset.node_names = nodes.names();

@@ -231,6 +231,15 @@ class Builder {
       if constexpr (requires { options.add_self_loops; }) {
         self_loops_ = self_loops_ && options.add_self_loops;
       }
+      if constexpr (requires { options.edge_features; }) {
+        if (options.edge_features > 0 && edge_features_ > 0 &&
+            options.edge_features != edge_features_) {
+          fail(label + "edge_dim is " + std::to_string(options.edge_features) +
+               ", but an earlier layer's is " + std::to_string(edge_features_) +
+               ": every layer reads the same edge features");
+        }
+        if (options.edge_features > 0) edge_features_ = options.edge_features;
+      }
       ++attention_;
       if (attention_ > kMaxLayers) {
         fail("model: more than " + std::to_string(kMaxLayers) + " attention layers");
@@ -303,6 +312,7 @@ class Builder {
  public:
   bool batch_norm_ = false;
   bool self_loops_ = true;
+  std::int64_t edge_features_ = 0;
 };
 
 }  // namespace
@@ -348,9 +358,11 @@ struct BasicModel<T>::Impl {
   std::size_t levels = 0;
   bool batch_norm = false;
   bool self_loops = true;
-  RowMatrix<T> result;                       // forward_layer's output when no step owns it
-  std::array<RowMatrix<T>, 2> grad_buffers;  // see run_backward
-  std::vector<const Graph*> masks;           // of the current forward or backward, per level
+  std::int64_t edge_feature_width = 0;
+  const RowMatrix<T>* edge_features = nullptr;  // see set_edge_features
+  RowMatrix<T> result;                          // forward_layer's output when no step owns it
+  std::array<RowMatrix<T>, 2> grad_buffers;     // see run_backward
+  std::vector<const Graph*> masks;              // of the current forward or backward, per level
   // The rows each level forms in the current forward, one vector per level (none: every row).
   std::span<const std::vector<std::uint8_t>> rows;
   BasicHalo<T>* halo = nullptr;  // see set_halo
@@ -363,6 +375,7 @@ struct BasicModel<T>::Impl {
     steps = builder.build(spec);
     batch_norm = builder.batch_norm_;
     self_loops = builder.self_loops_;
+    edge_feature_width = builder.edge_features_;
     for (const auto& step : steps) levels = std::max(levels, step.level + 1);
     // The modules after the last attention layer keep its rows.
     for (auto& step : steps) {
@@ -474,8 +487,13 @@ struct BasicModel<T>::Impl {
             halo != nullptr ? halo->first_edges() : std::span<const std::int64_t>();
         const std::span<const std::uint8_t> level_rows =
             rows.empty() ? std::span<const std::uint8_t>() : std::span(rows[step.level]);
-        op.forward(*masks[step.level], view, mode, rng, cache, step.out, level_rows,
-                   step.level > 0 ? halo : nullptr);
+        BasicHalo<T>* level_halo = step.level > 0 ? halo : nullptr;
+        if constexpr (kReadsEdgeFeatures<Op>) {
+          op.forward(*masks[step.level], view, mode, rng, cache, step.out, level_rows, level_halo,
+                     edge_features_of(op));
+        } else {
+          op.forward(*masks[step.level], view, mode, rng, cache, step.out, level_rows, level_halo);
+        }
       } else if constexpr (std::is_same_v<Op, BasicLinear<T>>) {
         op.forward(view, step.out);
       } else {
@@ -527,8 +545,14 @@ struct BasicModel<T>::Impl {
       }
       return &grad;
     } else if constexpr (kIsAttentionOp<Op>) {
-      op.backward(*masks[step.level], input, std::get<typename Op::Cache>(step.cache), grad, grad_x,
-                  step.level > 0 ? halo : nullptr);
+      auto& cache = std::get<typename Op::Cache>(step.cache);
+      BasicHalo<T>* level_halo = step.level > 0 ? halo : nullptr;
+      if constexpr (kReadsEdgeFeatures<Op>) {
+        op.backward(*masks[step.level], input, cache, grad, grad_x, level_halo,
+                    edge_features_of(op));
+      } else {
+        op.backward(*masks[step.level], input, cache, grad, grad_x, level_halo);
+      }
     } else if constexpr (std::is_same_v<Op, BasicLinear<T>>) {
       op.backward(input, grad, grad_x);
     } else if constexpr (std::is_same_v<Op, BasicActivation<T>>) {
@@ -538,6 +562,17 @@ struct BasicModel<T>::Impl {
       op.backward(std::get<typename Op::Cache>(step.cache), grad, into);
     }
     return grad_x;
+  }
+
+  // Whether an attention layer type can read edge features (GAT, GATv2), and the ones it reads:
+  // the model's, for a layer built with them.
+  template <typename Op>
+  static constexpr bool kReadsEdgeFeatures = requires(const Op& op) {
+    op.options().edge_features;
+  };
+  template <typename Op>
+  const RowMatrix<T>* edge_features_of(const Op& op) const {
+    return op.options().edge_features > 0 ? edge_features : nullptr;
   }
 
   template <typename Op>
@@ -753,6 +788,14 @@ const ModelOptions& BasicModel<T>::options() const noexcept {
 template <typename T>
 bool BasicModel<T>::mask_self_loops() const noexcept {
   return impl_->self_loops;
+}
+template <typename T>
+std::int64_t BasicModel<T>::edge_feature_width() const noexcept {
+  return impl_->edge_feature_width;
+}
+template <typename T>
+void BasicModel<T>::set_edge_features(const RowMatrix<T>* features) noexcept {
+  impl_->edge_features = features;
 }
 template <typename T>
 const ModelSpec& BasicModel<T>::spec() const noexcept {

@@ -36,6 +36,8 @@ class FieldReader {
       value = field->get<std::int64_t>();
     }
   }
+  // A count whose default 0 means "none" (written only when set).
+  void optional_count(const char* key, std::int64_t& value) { count(key, value); }
   // A width: an integer, or "classes" where `classes_allowed`.
   void width(const char* key, std::int64_t& value, bool classes_allowed) {
     const auto is_width = [classes_allowed](const Json& field) {
@@ -92,6 +94,9 @@ class FieldWriter {
   void flag(const char* key, bool value) { object_[key] = value; }
   void number(const char* key, double value) { object_[key] = value; }
   void count(const char* key, std::int64_t value) { object_[key] = value; }
+  void optional_count(const char* key, std::int64_t value) {
+    if (value != 0) object_[key] = value;
+  }
   void width(const char* key, std::int64_t value, bool /*classes_allowed*/) {
     if (value == kClassesWidth) {
       object_[key] = "classes";
@@ -115,13 +120,15 @@ void attention_fields(Fields& f, Options& o) {
   f.number("dropout", o.dropout);
   f.flag("bias", o.bias);
 }
-// GAT's and GATv2's: a LeakyReLU in the score, optional self-loops and a residual projection.
+// GAT's and GATv2's: a LeakyReLU in the score, optional self-loops, a residual projection and
+// edge features in the score (PyG's `edge_dim`).
 template <typename Fields, typename Options>
 void additive_fields(Fields& f, Options& o) {
   attention_fields(f, o);
   f.number("negative_slope", o.negative_slope);
   f.flag("add_self_loops", o.add_self_loops);
   f.flag("residual", o.residual);
+  f.optional_count("edge_dim", o.edge_features);
 }
 template <typename Fields>
 void fields(Fields& f, GatConvOptions& o) {
@@ -280,6 +287,9 @@ void add_spec_size(const std::vector<ModuleSpec>& modules, double classes, doubl
           } else if constexpr (requires { options.heads; }) {
             const double heads = static_cast<double>(options.heads) * out(options.out_features);
             weights += 2.0 * width * heads;
+            if constexpr (requires { options.edge_features; }) {
+              weights += static_cast<double>(options.edge_features) * heads;
+            }
             width = options.concat ? heads : out(options.out_features);
           }
           widest = std::max(widest, width);

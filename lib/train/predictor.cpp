@@ -47,6 +47,18 @@ Predictor::Predictor(Checkpoint checkpoint, const Dataset& dataset,
   if (checkpoint_.options.positional.kind != transforms::EncodingKind::kNone) {
     encoded_ = model_input(dataset, checkpoint_.options);
   }
+  if (model_.edge_feature_width() > 0) {
+    if (chunk_rows_ > 0) {
+      throw InvalidArgument(
+          "predict: a model with edge features runs on the whole graph, not layer by layer");
+    }
+    edge_features_ = mask_edge_features(model_, dataset, mask());
+  }
+}
+
+nn::Model& Predictor::bound_model() {
+  model_.set_edge_features(edge_features_.size() > 0 ? &edge_features_ : nullptr);
+  return model_;
 }
 
 const Graph& Predictor::mask() const {
@@ -60,13 +72,13 @@ const RowMatrix<float>& Predictor::logits() {
     return finite(layerwise_logits_);
   }
   Rng unused(0);  // evaluation draws nothing
-  return finite(model_.forward(mask(), input().view(), nn::Mode::kEval, unused));
+  return finite(bound_model().forward(mask(), input().view(), nn::Mode::kEval, unused));
 }
 
 RowMatrix<float> Predictor::logits(std::span<const NodeId> nodes) {
   RowMatrix<float> some =
       layerwise() ? layerwise_logits(model_, dataset_->graph, input(), nodes, chunk_rows_)
-                  : logits_at(model_, mask(), input(), nodes);
+                  : logits_at(bound_model(), mask(), input(), nodes);
   finite(some);
   return some;
 }
@@ -87,7 +99,7 @@ std::vector<std::int32_t> Predictor::predicted_classes() { return predict_classe
 
 std::vector<nn::AttentionWeights<float>> Predictor::attention() {
   Rng unused(0);
-  finite(model_.forward(mask(), input().view(), nn::Mode::kEval, unused));
+  finite(bound_model().forward(mask(), input().view(), nn::Mode::kEval, unused));
   return model_.attention(mask());
 }
 

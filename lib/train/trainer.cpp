@@ -235,6 +235,22 @@ nn::Model make_model(const TrainOptions& options, Rng& rng) {
   return nn::Model(options.model, rng);
 }
 
+RowMatrix<float> mask_edge_features(const nn::Model& model, const Dataset& data,
+                                    const Graph& mask) {
+  const std::int64_t width = model.edge_feature_width();
+  if (width == 0) return {};
+  const RowMatrix<float>& features = data.edge_features;
+  if (features.cols() != width || features.rows() != data.graph.num_edges()) {
+    throw InvalidArgument(
+        "the model's attention layers read " + std::to_string(width) +
+        " features per edge (edge_dim), but " + data.name + " has " +
+        (features.size() == 0 ? std::string("none")
+                              : std::to_string(features.cols()) + " per edge") +
+        ": give them with --edge-features beside the edge list (FileSources::edge_features)");
+  }
+  return masks::edge_features(data.graph, features, mask);
+}
+
 RowMatrix<float> logits_at(nn::Model& model, const Graph& mask, const FeatureMatrix& input,
                            std::span<const NodeId> nodes) {
   if (input.rows() != mask.num_nodes()) {
@@ -244,9 +260,12 @@ RowMatrix<float> logits_at(nn::Model& model, const Graph& mask, const FeatureMat
   RowMatrix<float> logits(static_cast<Eigen::Index>(nodes.size()), model.options().classes);
   if (nodes.empty()) return logits;
   Rng unused(0);  // evaluation draws nothing
-  masks::Subgraph subgraph = masks::receptive_subgraph(mask, nodes, model.options().layers);
+  // Edge features are set on the whole mask's entries: a model that reads them runs on it.
+  masks::Subgraph subgraph = model.edge_feature_width() > 0
+                                 ? masks::Subgraph{}
+                                 : masks::receptive_subgraph(mask, nodes, model.options().layers);
   const auto row_of = [&](Eigen::Index r) { return nodes[static_cast<std::size_t>(r)]; };
-  if (!worth_running_on(subgraph, mask)) {
+  if (model.edge_feature_width() > 0 || !worth_running_on(subgraph, mask)) {
     const RowMatrix<float>& all = model.forward(mask, input.view(), nn::Mode::kEval, unused);
     for (Eigen::Index r = 0; r < logits.rows(); ++r) logits.row(r) = all.row(row_of(r));
     return logits;
@@ -282,6 +301,16 @@ struct Trainer::Impl {
             "mini-batches or parts of it");
       }
       options.receptive_field = false;  // its statistics are over every node
+    }
+    if (model.edge_feature_width() > 0) {
+      if (options.batch_size != 0 || comm != nullptr) {
+        throw InvalidArgument(
+            "train: a model with edge features trains on the whole graph, not on mini-batches "
+            "or parts of it");
+      }
+      options.receptive_field = false;  // its edge features are on the whole mask's entries
+      edge_features = mask_edge_features(model, data, whole_mask());
+      model.set_edge_features(&edge_features);
     }
     train_count = count(train_nodes);
     val_count = count(val_nodes);
@@ -667,6 +696,7 @@ struct Trainer::Impl {
   std::vector<float> best_buffers;
   optim::Adam optimizer;
   mutable std::optional<Graph> mask;  // see whole_mask()
+  RowMatrix<float> edge_features;     // on the entries of whole_mask(), when the model reads them
   std::vector<NodeId> train_nodes;
   std::vector<NodeId> val_nodes;
   std::vector<NodeId> test_nodes;

@@ -57,6 +57,17 @@ struct GraphEdit {
 /// @return the symmetric graph, and `added` the reverse edges that were missing
 [[nodiscard]] MASKGAT_EXPORT GraphEdit symmetrize(const Graph& graph);
 
+/// Where every edge of a graph built from `edges` came from: for the graph's edge e (in
+/// destination-major order), the index in `edges` of the first `j -> i` listed, or, for a reverse
+/// edge `symmetrize` added, of the first `i -> j`; -1 for an edge in neither direction (a loop
+/// `add_self_loops` added). What a value carried per listed edge (edge features) needs to follow
+/// the graph. O(E log E), serial.
+/// @param graph the graph
+/// @param edges the list it was built from
+/// @return one index per edge of `graph`
+[[nodiscard]] MASKGAT_EXPORT std::vector<EdgeId> edge_origins(const Graph& graph,
+                                                              const EdgeList& edges);
+
 /// The edges of `graph` in destination-major order (the inverse of `build_graph`).
 /// @param graph any graph
 /// @return E edges, with the weights when the graph has them

@@ -83,6 +83,9 @@ struct MASKGAT_EXPORT Dataset {
   std::string missing_features;
   /// Feature column names when the source has them, else empty.
   std::vector<std::string> feature_names;
+  /// E x D features of the edges of `graph`, in its order (`Graph::in_sources`); E x 0 or empty
+  /// when the source has none (own files with `FileSources::edge_features`).
+  RowMatrix<float> edge_features{};
   /// Class id per node, -1 for unlabelled nodes (N entries).
   std::vector<std::int32_t> labels;
   /// Name of every class id.
@@ -154,6 +157,9 @@ struct FileSources {
   bool numeric_ids = false;        ///< node tokens are 0-based ids
   std::int64_t num_nodes = -1;     ///< with `numeric_ids`: fixed node count, -1 = largest id + 1
   bool undirected = false;         ///< add every reverse edge
+  /// Empty: none; else a row of features per edge of the edge list (`read_edge_features`), in its
+  /// order. A reverse edge that `undirected` adds takes its edge's row; a repeated edge, its first.
+  std::filesystem::path edge_features{};
 };
 
 /// The data directory: `flag` if given, else `$MASKGAT_DATA_DIR` if set and non-empty, else

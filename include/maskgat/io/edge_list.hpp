@@ -3,6 +3,7 @@
 /// The edge-list reader.
 
 #include <filesystem>
+#include <vector>
 
 #include "maskgat/export.hpp"
 #include "maskgat/graph/build.hpp"
@@ -13,8 +14,9 @@ namespace maskgat {
 
 /// Options of `read_edge_list` beyond the node index.
 struct EdgeListOptions {
-  bool undirected = false;  ///< add the reverse of every edge
-  ReadOptions read;         ///< limits and strictness
+  bool undirected = false;    ///< add the reverse of every edge
+  ReadOptions read;           ///< limits and strictness
+  bool keep_origins = false;  ///< fill `LoadedGraph::origins`
 };
 
 /// A graph read from a file and what the reader merged or added.
@@ -26,6 +28,10 @@ struct LoadedGraph {
   /// Every edge was read both ways (`undirected`, or a GraphML or DOT file declaring an
   /// undirected graph).
   bool undirected = false;
+  EdgeId edges_read = 0;  ///< the edges the file lists, duplicates included
+  /// With `EdgeListOptions::keep_origins`: for every edge of `graph`, the place in the file of
+  /// the edge it came from (`edge_origins`), counting listed edges from 0.
+  std::vector<EdgeId> origins{};
 };
 
 /// Reads one edge per line: `src dst` or `src dst weight` (a finite number), fields separated by

@@ -213,6 +213,16 @@ class MASKGAT_EXPORT BasicModel {
   /// in-edges (`masks::from_graph(graph, false)`; the layers that add loops add them on each call).
   /// @return true when `masks::from_graph(graph)` is the mask to pass
   [[nodiscard]] bool mask_self_loops() const noexcept;
+  /// The width D of the edge features the model's attention layers read (their `edge_dim`; all
+  /// layers that read them share it).
+  /// @return D, or 0 when no layer reads edge features
+  [[nodiscard]] std::int64_t edge_feature_width() const noexcept;
+  /// The edge features of the forwards and backwards from here on: a row per entry of the mask
+  /// they are given (`masks::edge_features` of a graph's own), D = `edge_feature_width()` wide.
+  /// Every layer built with `edge_dim` reads them; the others do not. A forward over masks that
+  /// differ per level (sampled and receptive-field steps) cannot use them.
+  /// @param features E x D, alive while in use; null: none
+  void set_edge_features(const RowMatrix<T>* features) noexcept;
   /// The spec the model was built from (`paper_spec(options)` for a model built from options),
   /// with every module named and every width resolved.
   /// @return the spec

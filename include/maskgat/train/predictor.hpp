@@ -82,13 +82,17 @@ class MASKGAT_EXPORT Predictor {
   }
 
  private:
+  // The model, reading this predictor's edge features (a moved predictor keeps its own).
+  nn::Model& bound_model();
+
   Checkpoint checkpoint_;
   const Dataset* dataset_;
-  std::int64_t chunk_rows_;              // > 0: layer by layer
-  mutable std::optional<Graph> mask_;    // see mask()
+  std::int64_t chunk_rows_;            // > 0: layer by layer
+  mutable std::optional<Graph> mask_;  // see mask()
   nn::Model model_;
   std::optional<FeatureMatrix> encoded_;
-  RowMatrix<float> layerwise_logits_;    // the last layer-wise `logits()`
+  RowMatrix<float> layerwise_logits_;  // the last layer-wise `logits()`
+  RowMatrix<float> edge_features_;     // on the entries of mask(), when the model reads them
 };
 
 /// Predictions as CSV, as `maskgat predict --output` writes them: a header

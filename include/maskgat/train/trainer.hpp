@@ -123,10 +123,24 @@ inline constexpr std::int64_t kMaxSpecBytes = 1 << 20;
 [[nodiscard]] MASKGAT_EXPORT FeatureMatrix model_input(const Dataset& dataset,
                                                        const TrainOptions& options);
 
+/// The edge features `model` reads on `mask` (`nn::BasicModel::set_edge_features`): the
+/// dataset's, one row per edge of its graph, on the mask's entries (`masks::edge_features`, added
+/// self-loops taking the mean of their node's in-edges). O((N + E) x D).
+/// @param model the model; reads `edge_feature_width()` of them, or none
+/// @param data  the dataset whose graph `mask` was made from
+/// @param mask  the mask the model runs on
+/// @return mask entries x D, or an empty matrix for a model without edge features
+/// @throws InvalidArgument when the model reads edge features and the dataset has none, or of
+///         another width (the message says how to give them).
+[[nodiscard]] MASKGAT_EXPORT RowMatrix<float> mask_edge_features(const nn::Model& model,
+                                                                 const Dataset& data,
+                                                                 const Graph& mask);
+
 /// Evaluation-mode logits of `model` at `nodes` alone. When their receptive field
 /// (`masks::receptive_subgraph` over the model's layers) holds at most half of `mask`'s edges,
 /// the model runs on that field only, so a few nodes of a large graph cost their neighbourhoods,
-/// not the graph; otherwise it runs on the whole graph. Either way the rows are those of
+/// not the graph; otherwise (and for a model with edge features) it runs on the whole graph.
+/// Either way the rows are those of
 /// `model.forward(mask, input.view(), nn::Mode::kEval, ...)` at `nodes`.
 /// @param model a trained model; its buffers are reused and resized
 /// @param mask  the attention mask the model runs on (N nodes)

@@ -76,6 +76,8 @@ LoadedGraph assemble_graph(const EdgeList& edges, const NodeIndex& nodes,
   }
   loaded.graph = std::move(built.graph);
   loaded.undirected = options.undirected;
+  loaded.edges_read = static_cast<EdgeId>(edges.sources.size());
+  if (options.keep_origins) loaded.origins = edge_origins(loaded.graph, edges);
   return loaded;
 }
 

@@ -241,4 +241,40 @@ TEST_SUITE("unit") {
                          "masks::rows_subgraph: layer 0 gives 2 bytes, expected one per node (6)",
                          maskgat::InvalidArgument);
   }
+
+  TEST_CASE("masks: edge features follow the mask's entries, added loops take the mean") {
+    // Edges 1 -> 0, 2 -> 0 and 0 -> 2; node 1 has no in-edge, node 2 a loop of its own.
+    const Graph graph =
+        maskgat::build_graph(3, maskgat::EdgeList{{1, 2, 0, 2}, {0, 0, 2, 2}, {}}).graph;
+    // The graph's edges in its order: 1 -> 0, 2 -> 0, 0 -> 2, 2 -> 2.
+    maskgat::RowMatrix<double> features(4, 2);
+    features << 1, 10, 3, 30, 5, 50, 7, 70;
+    const Graph mask = maskgat::masks::from_graph(graph);
+    const auto on_mask = maskgat::masks::edge_features(graph, features, mask);
+    // Mask rows: 0 <- {0, 1, 2}, 1 <- {1}, 2 <- {0, 2}.
+    maskgat::RowMatrix<double> expected(6, 2);
+    expected << 2, 20, 1, 10, 3, 30, 0, 0, 5, 50, 7, 70;
+    CHECK(on_mask == expected);
+    // Without added loops the features are the graph's own.
+    CHECK(maskgat::masks::edge_features(graph, features,
+                                        maskgat::masks::from_graph(graph, false)) == features);
+    // An entry that is no edge of the graph has no features.
+    CHECK_THROWS_WITH_AS(maskgat::masks::edge_features(graph, features, maskgat::masks::full(3)),
+                         "masks::edge_features: the mask's entry 0 -> 1 is not an edge of the "
+                         "graph, so it has no features",
+                         maskgat::InvalidArgument);
+    CHECK_THROWS_AS(maskgat::masks::edge_features(graph, features.topRows(3).eval(), mask),
+                    maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("edge_origins: the first listed edge, or the edge a reverse was added for") {
+    const maskgat::EdgeList listed{{0, 1, 0, 2}, {1, 2, 1, 2}, {}};  // 0->1 twice, a loop 2->2
+    const Graph both = maskgat::symmetrize(maskgat::build_graph(3, listed).graph).graph;
+    const auto origins = maskgat::edge_origins(both, listed);
+    // Destination-major: 1 -> 0 (reverse of 0), 0 -> 1 (0), 2 -> 1 (reverse of 1), 1 -> 2 (1),
+    // 2 -> 2 (3).
+    CHECK(origins == std::vector<maskgat::EdgeId>{0, 0, 1, 1, 3});
+    const Graph looped = maskgat::add_self_loops(both).graph;
+    CHECK(maskgat::edge_origins(looped, listed)[0] == -1);  // the added loop 0 -> 0
+  }
 }

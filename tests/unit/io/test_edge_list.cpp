@@ -3,6 +3,8 @@
 #include <string>
 
 #include "maskgat/core/error.hpp"
+#include "maskgat/io/dataset.hpp"
+#include "maskgat/io/edge_features.hpp"
 #include "maskgat/io/edge_list.hpp"
 #include "support/paths.hpp"
 
@@ -57,8 +59,8 @@ TEST_SUITE("unit") {
     CHECK(loaded.graph.num_self_loops() == 1);
     CHECK(loaded.duplicates_merged == 1);
     REQUIRE(loaded.notes.size() == 1);
-    CHECK(loaded.notes[0] == "edge_list: " + path_of("g.txt") +
-                                 ": 1 duplicate edge(s) merged, the first weight kept");
+    CHECK(loaded.notes[0] ==
+          "edge_list: " + path_of("g.txt") + ": 1 duplicate edge(s) merged, the first weight kept");
   }
 
   TEST_CASE("edge list: weights - first weight kept on duplicates") {
@@ -86,18 +88,21 @@ TEST_SUITE("unit") {
     strict.read.strict = true;
     CHECK_THROWS_WITH_AS(load("a b\na b\n", NodeIndex::named(kMaxNodes), strict),
                          ("edge_list: " + path_of("g.txt") +
-                          ": 1 duplicate edge(s) merged, the first weight kept (--strict)").c_str(),
+                          ": 1 duplicate edge(s) merged, the first weight kept (--strict)")
+                             .c_str(),
                          maskgat::ParseError);
   }
 
   TEST_CASE("edge list: malformed input gives pinned messages") {
     const std::string where = "edge_list: " + path_of("g.txt");
     NodeIndex nodes = NodeIndex::named(kMaxNodes);
-    CHECK_THROWS_WITH_AS(maskgat::read_edge_list(path_of("missing.txt"), nodes, {}),
-                         ("edge_list: cannot open '" + path_of("missing.txt") +
-                          "': No such file or directory").c_str(),
-                         maskgat::IoError);
-    CHECK_THROWS_WITH_AS(load(""), (where + ": no edges: expected lines 'src dst [weight]'").c_str(),
+    CHECK_THROWS_WITH_AS(
+        maskgat::read_edge_list(path_of("missing.txt"), nodes, {}),
+        ("edge_list: cannot open '" + path_of("missing.txt") + "': No such file or directory")
+            .c_str(),
+        maskgat::IoError);
+    CHECK_THROWS_WITH_AS(load(""),
+                         (where + ": no edges: expected lines 'src dst [weight]'").c_str(),
                          maskgat::ParseError);
     CHECK_THROWS_WITH_AS(load("# only a comment\n\n"),
                          (where + ": no edges: expected lines 'src dst [weight]'").c_str(),
@@ -108,7 +113,8 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(load("a b 1 2\n"),
                          (where + ":1: expected 2 or 3 columns (src dst [weight]), got 4").c_str(),
                          maskgat::ParseError);
-    CHECK_THROWS_WITH_AS(load("a b heavy\n"), (where + ":1: weight 'heavy' is not a number").c_str(),
+    CHECK_THROWS_WITH_AS(load("a b heavy\n"),
+                         (where + ":1: weight 'heavy' is not a number").c_str(),
                          maskgat::ParseError);
     CHECK_THROWS_WITH_AS(load("a b nan\n"), (where + ":1: weight 'nan' is not finite").c_str(),
                          maskgat::ParseError);
@@ -118,7 +124,8 @@ TEST_SUITE("unit") {
                          maskgat::ParseError);
     CHECK_THROWS_WITH_AS(load("a b 1\nb c\n"),
                          (where + ":2: this line has 2 columns but line 1 has 3: either every edge "
-                                  "has a weight or none").c_str(),
+                                  "has a weight or none")
+                             .c_str(),
                          maskgat::ParseError);
     CHECK_THROWS_WITH_AS(load("0 1\n-3 1\n", numeric()),
                          (where + ":2: node id -3 is negative").c_str(), maskgat::ParseError);
@@ -127,21 +134,25 @@ TEST_SUITE("unit") {
                          maskgat::ParseError);
     CHECK_THROWS_WITH_AS(load("0 1\n4 5\n", numeric(5)),
                          (where + ":2: node id 5 is out of range: expected an id below 5 (the "
-                                  "number of nodes)").c_str(),
+                                  "number of nodes)")
+                             .c_str(),
                          maskgat::ParseError);
     CHECK_THROWS_WITH_AS(load("0 1000000000000000\n", numeric()),
                          (where + ":1: node id 1000000000000000 exceeds the node limit of 1000000 "
-                                  "nodes (raise it with --max-nodes)").c_str(),
+                                  "nodes (raise it with --max-nodes)")
+                             .c_str(),
                          maskgat::LimitError);
     CHECK_THROWS_WITH_AS(load("a b\nb c\n", NodeIndex::named(2)),
                          (where + ":2: more than 2 nodes: over the node limit (raise it with "
-                                  "--max-nodes)").c_str(),
+                                  "--max-nodes)")
+                             .c_str(),
                          maskgat::LimitError);
     EdgeListOptions few_edges;
     few_edges.read.limits.max_edges = 1;
     CHECK_THROWS_WITH_AS(load("a b\nb c\n", NodeIndex::named(kMaxNodes), few_edges),
                          (where + ":2: more than 1 edges: over the edge limit (raise it with "
-                                  "--max-edges)").c_str(),
+                                  "--max-edges)")
+                             .c_str(),
                          maskgat::LimitError);
   }
 
@@ -153,7 +164,41 @@ TEST_SUITE("unit") {
     nodes.freeze();
     CHECK_THROWS_WITH_AS(load("a b\nb c\n", nodes),
                          ("edge_list: " + path_of("g.txt") +
-                          ":2: unknown node 'c': it has no row in the features file").c_str(),
+                          ":2: unknown node 'c': it has no row in the features file")
+                             .c_str(),
                          maskgat::ParseError);
+  }
+
+  TEST_CASE("edge features: a row per listed edge, following merges and added reverse edges") {
+    const auto edges = maskgat::test::write_file("edge_list", "e.txt", "a b\nb c\na b\n");
+    const auto csv = maskgat::test::write_file("edge_list", "e.csv",
+                                               "# comment\nkind,weight\n1,0.5\n2,0.25\n3,8\n");
+    const auto read = maskgat::read_edge_features(csv, {});
+    REQUIRE(read.rows() == 3);
+    CHECK(read(2, 1) == 8.0F);
+    maskgat::FileSources files;
+    files.graph = edges;
+    files.edge_features = csv;
+    files.undirected = true;
+    const maskgat::Dataset data = maskgat::load_files(files, {});
+    // Nodes a, b, c; destination-major: b -> a (reverse of the first a b), a -> b, c -> b
+    // (reverse of b c), b -> c. The repeated a b keeps its first row.
+    REQUIRE(data.edge_features.rows() == 4);
+    CHECK(data.edge_features.col(0) == Eigen::Vector4f(1, 1, 2, 2));
+    // A file of another length, a ragged row and a word are named.
+    files.edge_features = maskgat::test::write_file("edge_list", "short.csv", "1\n2\n");
+    CHECK_THROWS_WITH(maskgat::load_files(files, {}),
+                      doctest::Contains(("2 rows, but " + edges.string() + " lists 3 edges").c_str()));
+    CHECK_THROWS_WITH(
+        maskgat::read_edge_features(
+            maskgat::test::write_file("edge_list", "ragged.csv", "1,2\n3\n"), {}),
+        doctest::Contains("ragged.csv:2: expected 2 numbers as on the first row, got 1"));
+    CHECK_THROWS_WITH(maskgat::read_edge_features(
+                          maskgat::test::write_file("edge_list", "word.csv", "1\nx\n"), {}),
+                      doctest::Contains("word.csv:2: 'x' is not a number"));
+    // Beside a GraphML file they are refused.
+    files.graph = maskgat::test::write_file("edge_list", "g.graphml", "<graphml/>");
+    CHECK_THROWS_WITH(maskgat::load_files(files, {}),
+                      doctest::Contains("are read beside an edge list only"));
   }
 }

@@ -200,7 +200,7 @@ TEST_SUITE("unit") {
           "residual");
     CHECK(parse_error(R"({"modules": [{"type": "gat", "name": "c", "head": 2}]})") ==
           "model_spec: spec.json: modules[0] (gat c): unknown field 'head', expected in, heads, "
-          "channels, concat, dropout, bias, negative_slope, add_self_loops, residual");
+          "channels, concat, dropout, bias, negative_slope, add_self_loops, residual, edge_dim");
     CHECK(parse_error(R"({"modules": [{"type": "gat", "heads": 2.5}]})") ==
           "model_spec: spec.json: modules[0] (gat): heads is 2.5, expected an integer");
     CHECK(parse_error(R"({"modules": [{"type": "linear", "in": "classes"}]})") ==
@@ -211,6 +211,13 @@ TEST_SUITE("unit") {
         "model_spec: spec.json: modules[0] (residual): modules[0] (gat): concat is 1, expected "
         "true or false");
 
+    CHECK(build_error(R"({"modules": [{"type": "gat", "channels": 4, "edge_dim": 3},
+                                      {"type": "gatv2", "channels": "classes", "edge_dim": 2}]})") ==
+          "model: modules[1] (gatv2 conv2): edge_dim is 2, but an earlier layer's is 3: every "
+          "layer reads the same edge features");
+    CHECK(build_error(R"({"modules": [{"type": "gat", "channels": "classes", "edge_dim": -1}]})") ==
+          "model: modules[0] (gat conv1): gat_conv: edge_features -1 is negative (0: no edge "
+          "features)");
     CHECK(build_error(R"({"modules": [{"type": "gat", "heads": 0, "channels": "classes"}]})") ==
           "model: modules[0] (gat conv1): gat_conv: heads is 0, expected a positive count");
     CHECK(build_error(R"({"modules": [{"type": "dropout", "p": 1.5},

@@ -74,8 +74,9 @@ TEST_SUITE("unit") {
     std::sort(files.begin(), files.end());
     std::vector<std::string> names;
     for (const auto& file : files) names.push_back(file.filename().string());
-    // The three the page shows, and any other example put beside them.
-    for (const char* shown : {"gat-sep.json", "paper.json", "residual-layernorm.json"}) {
+    // The four the page shows, and any other example put beside them.
+    for (const char* shown :
+         {"gat-sep.json", "gatv2-edge-features.json", "paper.json", "residual-layernorm.json"}) {
       CHECK(std::find(names.begin(), names.end(), shown) != names.end());
     }
     const auto graph = maskgat::test::random_graph(12, 3, 5);
@@ -90,6 +91,9 @@ TEST_SUITE("unit") {
       const std::string json = nn::model_spec_json(spec);
       CHECK(nn::model_spec_json(nn::parse_model_spec(json, "again.json")) == json);
       const auto mask = maskgat::masks::from_graph(graph, adds_self_loops(spec.modules));
+      const RowMatrix<float> edge_features =
+          maskgat::test::random_matrix<float>(mask.num_edges(), model.edge_feature_width(), 7);
+      if (model.edge_feature_width() > 0) model.set_edge_features(&edge_features);
       const RowMatrix<float>& logits = model.forward(mask, x, nn::Mode::kTrain, rng);
       CHECK(logits.rows() == 12);
       CHECK(logits.cols() == 2);
