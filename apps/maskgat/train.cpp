@@ -75,6 +75,7 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
   if (cli.whole_graph) options.receptive_field = false;
   if (cli.batch_size) options.batch_size = *cli.batch_size;
   if (cli.metric) options.metric = train::parse_metric(*cli.metric);
+  if (cli.selection) options.selection = train::parse_selection(*cli.selection);
   if (!cli.fanouts.empty() && !options.spec &&
       static_cast<std::int64_t>(cli.fanouts.size()) != options.model.layers) {
     throw InvalidArgument("--fanout: " + std::to_string(cli.fanouts.size()) +
@@ -219,6 +220,7 @@ nlohmann::ordered_json train_json(const std::string& dataset, const train::Train
       {"command", "train"},
       {"dataset", dataset},
       {"metric", train::metric_name(last.metric)},
+      {"selection", train::selection_name(last.selection)},
       {"attention", nn::attention_kind_name(last.model.attention)},
       {"positional_encoding", transforms::positional_encoding_name(last.positional)},
       {"hyperparameters",
@@ -254,7 +256,7 @@ void check_resume_options(const TrainCommandOptions& options) {
                             options.output_heads || options.patience || options.dropout ||
                             options.attention_dropout || options.learning_rate ||
                             options.weight_decay || options.whole_graph || options.batch_size ||
-                            !options.fanouts.empty() || options.metric;
+                            !options.fanouts.empty() || options.metric || options.selection;
   if (recipe_given) {
     throw InvalidArgument(
         "--resume continues the saved run with its own model and recipe; only --epochs may be "
@@ -464,6 +466,13 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
                    "Validation score that early stopping and the best epoch follow, reported on "
                    "the test nodes: accuracy, or roc-auc for two-class tasks (default accuracy)")
       ->check(CLI::IsMember({"accuracy", "roc-auc"}));
+  command
+      ->add_option("--select", options.selection,
+                   "Which epoch's parameters a run keeps: gat (the GAT reference's: patience "
+                   "resets when validation loss or --metric improves, parameters kept when both "
+                   "do; the default) or metric (kept, and patience reset, when --metric beats "
+                   "every earlier epoch)")
+      ->check(CLI::IsMember({"gat", "metric"}));
   command
       ->add_option("--runs", options.runs,
                    "Runs with seeds seed, seed+1, ...; a random split is drawn again for each run "

@@ -14,7 +14,7 @@ namespace maskgat::app {
 
 struct TrainCommandOptions {
   DataOptions data;
-  std::optional<std::string> recipe, attention, positional, metric;
+  std::optional<std::string> recipe, attention, positional, metric, selection;
   std::optional<std::string> model;  // --model: a spec file, or paper
   std::optional<std::int64_t> layers, heads, hidden, output_heads, epochs, patience;
   std::optional<double> dropout, attention_dropout, learning_rate, weight_decay;

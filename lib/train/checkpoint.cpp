@@ -29,8 +29,9 @@ constexpr std::string_view kMagic = "MGATCKPT";
 // Version 8 added, after the data record, the metric, the best epoch's validation score and (with
 // a record) the index of the fixed split trained on; older files follow accuracy and record no
 // fixed split. Version 9 added after them the model's spec as JSON (empty: the paper's model
-// of the options) and its running statistics.
-constexpr std::uint32_t kVersion = 9;
+// of the options) and its running statistics. Version 10 added after them the rule that picks the
+// kept epoch; older files follow the GAT reference implementation's.
+constexpr std::uint32_t kVersion = 10;
 constexpr std::uint32_t kOldestVersion = 1;
 
 using detail::fnv1a;
@@ -365,6 +366,7 @@ void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkp
   if (checkpoint.data) payload.scalar(checkpoint.data->preparation.fixed_split);
   payload.string(checkpoint.options.spec ? nn::model_spec_json(*checkpoint.options.spec) : "");
   payload.array(checkpoint.buffers);
+  payload.scalar<std::uint8_t>(static_cast<std::uint8_t>(checkpoint.options.selection));
 
   Writer file;
   std::string content(kMagic);
@@ -471,6 +473,13 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Limits& limi
       checkpoint.options.spec->classes = checkpoint.options.model.classes;
     }
     checkpoint.buffers = in.array<float>();
+  }
+  if (version >= 10) {
+    const auto selection = in.scalar<std::uint8_t>();
+    if (selection > static_cast<std::uint8_t>(Selection::kMetric)) {
+      in.fail("unknown selection rule " + std::to_string(selection));
+    }
+    checkpoint.options.selection = static_cast<Selection>(selection);
   }
   in.finish();
   if (checkpoint.options.spec) {

@@ -57,8 +57,8 @@ RowMatrix<float> layerwise_logits(nn::Model& model, const Graph& graph, const Fe
   }
   for (const NodeId node : outputs) {
     if (node < 0 || node >= nodes) {
-      throw InvalidArgument("layerwise_logits: node " + std::to_string(node) +
-                            " is outside [0, " + std::to_string(nodes) + ")");
+      throw InvalidArgument("layerwise_logits: node " + std::to_string(node) + " is outside [0, " +
+                            std::to_string(nodes) + ")");
     }
   }
   const std::int64_t layers = model.options().layers;
@@ -68,7 +68,8 @@ RowMatrix<float> layerwise_logits(nn::Model& model, const Graph& graph, const Fe
       every_node ? std::vector<std::vector<NodeId>>() : needed_rows(graph, outputs, layers);
   // Layer l's row count, the node at each of its rows and the row of a node formed at it.
   const auto row_count = [&](std::int64_t layer) -> std::int64_t {
-    return every_node ? nodes : static_cast<std::int64_t>(rows[static_cast<std::size_t>(layer)].size());
+    return every_node ? nodes
+                      : static_cast<std::int64_t>(rows[static_cast<std::size_t>(layer)].size());
   };
   const auto node_at = [&](std::int64_t layer, std::int64_t row) -> NodeId {
     return every_node ? static_cast<NodeId>(row)
@@ -100,16 +101,16 @@ RowMatrix<float> layerwise_logits(nn::Model& model, const Graph& graph, const Fe
         features = input.select_rows(block.nodes);
       } else {
         gathered.resize(block_nodes, previous.cols());
-        detail::for_each_block(block_nodes, kGatherBlock, [&](std::int64_t begin, std::int64_t end) {
-          for (std::int64_t k = begin; k < end; ++k) {
-            gathered.row(k) =
-                previous.row(row_of(layer - 1, block.nodes[static_cast<std::size_t>(k)]));
-          }
-        });
+        detail::for_each_block(
+            block_nodes, kGatherBlock, [&](std::int64_t begin, std::int64_t end) {
+              for (std::int64_t k = begin; k < end; ++k) {
+                gathered.row(k) =
+                    previous.row(row_of(layer - 1, block.nodes[static_cast<std::size_t>(k)]));
+              }
+            });
       }
       const RowMatrix<float>& formed = model.forward_layer(
-          layer, block.masks.front(),
-          layer == 0 ? features.view() : InputRef<float>(gathered));
+          layer, block.masks.front(), layer == 0 ? features.view() : InputRef<float>(gathered));
       if (first == 0) current.resize(count, formed.cols());
       // The chunk's nodes are distinct, so they are the block's first rows, in order.
       current.middleRows(first, last - first) = formed.topRows(last - first);

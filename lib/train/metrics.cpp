@@ -88,6 +88,16 @@ Metric parse_metric(std::string_view name) {
   throw InvalidArgument("unknown metric '" + std::string(name) + "': expected accuracy or roc-auc");
 }
 
+const char* selection_name(Selection selection) noexcept {
+  return selection == Selection::kMetric ? "metric" : "gat";
+}
+
+Selection parse_selection(std::string_view name) {
+  if (name == "gat") return Selection::kGat;
+  if (name == "metric") return Selection::kMetric;
+  throw InvalidArgument("unknown selection '" + std::string(name) + "': expected gat or metric");
+}
+
 void require_both_classes(std::span<const std::int32_t> labels, std::span<const NodeId> nodes,
                           std::string_view what) {
   std::int64_t positives = 0;

@@ -781,6 +781,16 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
 
     if (s.options.patience == 0) {
       stats.checkpoint = true;
+    } else if (s.options.selection == Selection::kMetric) {
+      stats.improved = stats.val_score > state.best_accuracy;
+      stats.checkpoint = stats.improved;
+      if (stats.improved) {
+        state.best_accuracy = stats.val_score;
+        state.best_loss = std::min(state.best_loss, stats.val_loss);
+        state.waiting = 0;
+      } else {
+        state.stopped = ++state.waiting >= s.options.patience;
+      }
     } else if (stats.val_score >= state.best_accuracy || stats.val_loss <= state.best_loss) {
       stats.improved = true;
       stats.checkpoint =

@@ -21,6 +21,27 @@ enum class Metric : std::uint8_t {
   kRocAuc,    ///< area under the ROC curve of the class-1 score (two classes only, `roc_auc`)
 };
 
+/// How early stopping picks the epoch whose parameters a run keeps.
+enum class Selection : std::uint8_t {
+  /// The GAT reference implementation's (PetarV-/GAT): patience resets when the validation loss
+  /// or score improves on its best (ties count), and the parameters are kept when both do.
+  kGat,
+  /// Patience resets, and the parameters are kept, when the validation score (`Metric`) is above
+  /// every earlier epoch's: the rule of Platonov et al. (2023) and of most PyG examples.
+  kMetric,
+};
+
+/// The selection rule's name on the command line and in output: `gat`, `metric`.
+/// @param selection any rule
+/// @return its name
+[[nodiscard]] MASKGAT_EXPORT const char* selection_name(Selection selection) noexcept;
+
+/// The selection rule named `name` (`selection_name`'s spelling).
+/// @param name `gat` or `metric`
+/// @return the rule
+/// @throws InvalidArgument for any other name, listing the two.
+[[nodiscard]] MASKGAT_EXPORT Selection parse_selection(std::string_view name);
+
 /// The metric's name on the command line and in output: `accuracy`, `roc-auc`.
 /// @param metric any metric
 /// @return a static string

@@ -71,6 +71,9 @@ struct TrainOptions {
   /// and test nodes must then hold both classes. Stored in checkpoints (files from before it
   /// follow accuracy).
   Metric metric = Metric::kAccuracy;
+  /// Which epoch's parameters the model keeps and when the patience counter resets. Stored in
+  /// checkpoints (files from before it follow `kGat`).
+  Selection selection = Selection::kGat;
   /// The most projection weights the model may hold (`check_model_size`); not saved.
   std::int64_t max_parameters = 100'000'000;
   /// The most entries of one layer's output over all nodes (nodes x heads x width); not saved.

@@ -198,6 +198,35 @@ TEST_SUITE("unit") {
     CHECK(val.loss == doctest::Approx(result.val_loss).epsilon(1e-12));
   }
 
+  TEST_CASE("Trainer early stopping by the metric alone keeps the first epoch of the best score") {
+    const maskgat::Dataset data = small_synthetic();
+    auto options = quick_options(400, 5);
+    options.selection = train::Selection::kMetric;
+    train::Trainer trainer(data, options);
+    std::vector<train::EpochStats> epochs;
+    const train::FitResult result =
+        trainer.fit([&](const train::EpochStats& stats) { epochs.push_back(stats); });
+    double best = 0.0;
+    std::int64_t waiting = 0;
+    std::int64_t best_epoch = 0;
+    for (const auto& stats : epochs) {
+      const bool improved = stats.val_score > best;
+      CHECK(stats.improved == improved);
+      CHECK(stats.checkpoint == improved);
+      if (improved) {
+        best = stats.val_score;
+        best_epoch = stats.epoch;
+        waiting = 0;
+      } else {
+        ++waiting;
+      }
+    }
+    CHECK(waiting == options.patience);
+    CHECK(result.best_epoch == best_epoch);
+    CHECK(result.val_score == best);
+    CHECK(trainer.evaluate(maskgat::SplitPart::kVal).accuracy == best);
+  }
+
   TEST_CASE("Trainer with patience 0 trains exactly the given epochs and keeps the last") {
     const maskgat::Dataset data = small_synthetic();
     train::Trainer trainer(data, quick_options(7, 0));
