@@ -6,7 +6,7 @@
 // Cases: a small random graph with dense features (every layer, concat and mean, with and
 // without the additive terms; input gradients too); models from specs on small random graphs
 // (residual blocks with LayerNorm and a learned skip, BatchNorm in training and evaluation, linear
-// layers and activations); and, when DATA_DIR holds Cora, Cora's graph with its sparse
+// layers and activations, edge features in GAT and GATv2 scores); and, when DATA_DIR holds Cora, Cora's graph with its sparse
 // row-normalised features (every layer with the GAT paper's hidden shape).
 
 #include <cstdio>
@@ -162,7 +162,8 @@ enum class ModelMode { kTrain, kEvalWithStatistics };
 // L = sum(logits .* R) for a random R (`grad_out`). Without dropout, so the run is deterministic.
 void export_model_case(const std::filesystem::path& dir, const std::string& name,
                        const char* spec_json, const Graph& graph, const RowMatrix<float>& x,
-                       std::int64_t classes, ModelMode mode, std::uint64_t seed) {
+                       std::int64_t classes, ModelMode mode, std::uint64_t seed,
+                       const RowMatrix<float>* edge_features = nullptr) {
   nn::ModelSpec spec = nn::parse_model_spec(spec_json, name);
   spec.in_features = x.cols();
   spec.classes = classes;
@@ -186,6 +187,12 @@ void export_model_case(const std::filesystem::path& dir, const std::string& name
            (mode == ModelMode::kTrain ? "train" : "eval") +
            "\",\"classes\":" + std::to_string(classes) + ",");
   write_graph_and_input(json, graph, x);
+  if (edge_features != nullptr) {
+    json.raw(",");
+    json.key("edge_attr");
+    json.matrix(*edge_features);
+    model.set_edge_features(edge_features);
+  }
   json.raw(",\"buffers_before\":");
   write_store(json, buffers, false);
 
@@ -244,6 +251,15 @@ constexpr const char* kMlpHeadSpec = R"({"modules": [
   {"type": "relu"},
   {"type": "linear", "out": "classes"}]})";
 
+// (d) Edge features in the scores: GAT with 3 per edge (the loops it adds take their node's mean)
+// and GATv2 without self-loops reading the same, between ELUs.
+constexpr const char* kEdgeFeaturesSpec = R"({"modules": [
+  {"type": "gat", "heads": 2, "channels": 4, "edge_dim": 3},
+  {"type": "elu"},
+  {"type": "gatv2", "heads": 2, "channels": 3, "edge_dim": 3, "add_self_loops": false},
+  {"type": "elu"},
+  {"type": "gat", "heads": 1, "channels": "classes", "edge_dim": 3}]})";
+
 void export_models(const std::filesystem::path& dir) {
   // The graph's own edges, no self-loops, are the mask: the GATv2 layer without add_self_loops
   // attends over them alone, the other GAT layers add the loops on each call.
@@ -256,6 +272,10 @@ void export_models(const std::filesystem::path& dir) {
   export_model_case(dir, "model_batchnorm_eval", kBatchNormSpec, graph, x, 3,
                     ModelMode::kEvalWithStatistics, 6);
   export_model_case(dir, "model_mlp_head", kMlpHeadSpec, graph, x, 4, ModelMode::kTrain, 7);
+  const RowMatrix<float> edge_features =
+      maskgat::test::random_matrix<float>(graph.num_edges(), 3, 23);
+  export_model_case(dir, "model_edge_features", kEdgeFeaturesSpec, graph, x, 3, ModelMode::kTrain,
+                    8, &edge_features);
 }
 
 std::string flag(bool value) { return value ? "true" : "false"; }

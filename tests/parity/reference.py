@@ -42,10 +42,17 @@ def features(case):
     return matrix(x)
 
 
-def with_self_loops(src, dst, n):
+def with_self_loops(src, dst, n, edge_attr=None):
+    """PyG's remove_self_loops then add_self_loops; edge features of the loops are the mean of the
+    node's (remaining) in-edges' (fill_value="mean"), zero without any."""
     keep = src != dst
     loops = torch.arange(n)
-    return torch.cat([src[keep], loops]), torch.cat([dst[keep], loops])
+    if edge_attr is not None:
+        kept = edge_attr[keep]
+        sums = torch.zeros(n, kept.shape[1]).index_add(0, dst[keep], kept)
+        counts = torch.zeros(n).index_add(0, dst[keep], torch.ones(len(kept)))
+        edge_attr = torch.cat([kept, sums / counts.clamp(min=1)[:, None]])
+    return torch.cat([src[keep], loops]), torch.cat([dst[keep], loops]), edge_attr
 
 
 def edge_softmax(scores, dst, n):
@@ -82,35 +89,47 @@ def residual_and_bias(out, x, p, name, o):
     return out
 
 
+def edge_terms(p, name, edge_attr, o):
+    """PyG's lin_edge(edge_attr) as (E, H, C), for a layer with edge_dim."""
+    return (edge_attr @ p[name + ".lin_edge.weight"]).view(-1, o["heads"], o["out"])
+
+
 def gat(x, p, name, graph, o):
-    src, dst, n = graph
+    src, dst, n, edge_attr = graph
     heads, channels = o["heads"], o["out"]
     h = (x @ p[name + ".weight"]).view(n, heads, channels)
     a_src = (h * p[name + ".att_src"].view(1, heads, channels)).sum(-1)
     a_dst = (h * p[name + ".att_dst"].view(1, heads, channels)).sum(-1)
     if o["add_self_loops"]:
-        src, dst = with_self_loops(src, dst, n)
-    scores = F.leaky_relu(a_src[src] + a_dst[dst], o["negative_slope"])
+        src, dst, edge_attr = with_self_loops(src, dst, n, edge_attr)
+    alpha = a_src[src] + a_dst[dst]
+    if o.get("edge_dim", 0):
+        alpha = alpha + (edge_terms(p, name, edge_attr, o) *
+                         p[name + ".att_edge"].view(1, heads, channels)).sum(-1)
+    scores = F.leaky_relu(alpha, o["negative_slope"])
     out = finish(aggregate(edge_softmax(scores, dst, n), h[src], dst, n), o)
     return residual_and_bias(out, x, p, name, o)
 
 
 def gatv2(x, p, name, graph, o):
-    src, dst, n = graph
+    src, dst, n, edge_attr = graph
     heads, channels = o["heads"], o["out"]
     x_l = linear(x, p, name + ".lin_l", o["bias"]).view(n, heads, channels)
     x_r = x_l if o["share_weights"] else linear(x, p, name + ".lin_r", o["bias"]).view(
         n, heads, channels)
     if o["add_self_loops"]:
-        src, dst = with_self_loops(src, dst, n)
-    z = F.leaky_relu(x_l[src] + x_r[dst], o["negative_slope"])
+        src, dst, edge_attr = with_self_loops(src, dst, n, edge_attr)
+    z = x_l[src] + x_r[dst]
+    if o.get("edge_dim", 0):
+        z = z + edge_terms(p, name, edge_attr, o)
+    z = F.leaky_relu(z, o["negative_slope"])
     scores = (z * p[name + ".att"].view(1, heads, channels)).sum(-1)
     out = finish(aggregate(edge_softmax(scores, dst, n), x_l[src], dst, n), o)
     return residual_and_bias(out, x, p, name, o)
 
 
 def dot(x, p, name, graph, o):
-    src, dst, n = graph
+    src, dst, n, _ = graph
     heads, channels = o["heads"], o["out"]
     q = linear(x, p, name + ".query").view(n, heads, channels)
     k = linear(x, p, name + ".key").view(n, heads, channels)
@@ -129,9 +148,9 @@ LAYERS = {"gat": gat, "gatv2": gatv2, "dot": dot}
 # BatchNorm1d, LeakyReLU, ELU and Dropout; PyG's GATConv, GATv2Conv and TransformerConv.
 DEFAULTS = {
     "gat": {"heads": 1, "concat": True, "dropout": 0.0, "bias": True, "negative_slope": 0.2,
-            "add_self_loops": True, "residual": False},
+            "add_self_loops": True, "residual": False, "edge_dim": 0},
     "gatv2": {"heads": 1, "concat": True, "dropout": 0.0, "bias": True, "negative_slope": 0.2,
-              "add_self_loops": True, "residual": False, "share_weights": False},
+              "add_self_loops": True, "residual": False, "share_weights": False, "edge_dim": 0},
     "dot": {"heads": 1, "concat": True, "dropout": 0.0, "bias": True, "root_weight": True},
     "linear": {"bias": True},
     "layer_norm": {"eps": 1e-5, "elementwise_affine": True, "bias": True},
@@ -301,9 +320,11 @@ def error(maskgat, reference):
 
 
 def graph_of(case):
+    """The edges (source -> destination), the node count and the edges' features (or None)."""
     src = torch.tensor(case["src"], dtype=torch.long)
     dst = torch.tensor(case["dst"], dtype=torch.long)
-    return src, dst, case["num_nodes"]
+    edge_attr = matrix(case["edge_attr"]) if "edge_attr" in case else None
+    return src, dst, case["num_nodes"], edge_attr
 
 
 def check_layer(case):
