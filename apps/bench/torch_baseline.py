@@ -78,7 +78,10 @@ OPENBLAS_DIR = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
 NPZ_FILES = {"amazon-computers": "amazon_cs.npz", "amazon-photo": "amazon_photo.npz",
              "coauthor-cs": "coauthor_cs.npz"}
-DROPOUT = 0.6
+PAPER_SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "specs",
+                          "paper.json")
+HETEROPHILY = ("tolokers", "actor", "chameleon-filtered", "squirrel-filtered", "cornell", "texas",
+               "wisconsin")
 
 # ---------------------------------------------------------------------------------- data
 # Every loader returns (x float32 [N, F], y int64 [N], edges int64 [2, E] as source, target
@@ -203,7 +206,27 @@ def synthetic(nodes, degree=10.0, features=128, classes=10, homophily=0.8, seed=
     return (x, labels.astype(np.int64), edges) + split
 
 
+def heterophily(data_dir, name):
+    """Platonov et al.'s npz: node_features, node_labels, edges [E, 2] (each undirected edge once,
+    read both ways here, self-loops and repeats dropped) and the first of the ten fixed splits."""
+    import numpy as np
+    archive = np.load(os.path.join(data_dir, "heterophily", name.replace("-", "_") + ".npz"))
+    x = archive["node_features"].astype(np.float32)
+    labels = archive["node_labels"].astype(np.int64)
+    n = x.shape[0]
+    pairs = archive["edges"].astype(np.int64)
+    source = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    target = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    keep = source != target
+    keys = np.unique(target[keep] * n + source[keep])
+    edges = np.stack([keys % n, keys // n])
+    split = [np.flatnonzero(archive[key][0]) for key in ("train_masks", "val_masks", "test_masks")]
+    return (x, labels, edges) + tuple(split)
+
+
 def load(data_dir, dataset):
+    if dataset in HETEROPHILY:
+        return heterophily(data_dir, dataset)
     if dataset in ("cora", "citeseer"):
         return planetoid(data_dir, dataset)
     if dataset == "pubmed-shaped":
@@ -217,15 +240,21 @@ def load(data_dir, dataset):
 # --------------------------------------------------------------------------------- model
 
 
-def build_model(in_features, classes, out_heads, attention):
+def build_model(spec, in_features, classes):
+    """The torch modules of a MaskGAT model spec (docs/model-specs.md), with PyTorch's and PyG's
+    defaults: linear, layer_norm, batch_norm, the activations, dropout, residual blocks (a learned
+    skip, no bias, where the widths differ) and gat / gatv2 layers as PyG's GATConv / GATv2Conv
+    with concat, dropout, bias, negative_slope, add_self_loops, residual and share_weights (not
+    edge_dim). Its forward takes x and `edges`: {True: (source, target) with one self-loop per
+    node, False: without}."""
     import torch
     import torch.nn.functional as F
     from torch import nn
 
-    def dropout(x, training):
-        if not training:
+    def dropout(x, p, training):
+        if not training or p == 0:
             return x
-        return x * torch.rand_like(x).ge_(DROPOUT).mul_(1.0 / (1.0 - DROPOUT))
+        return x * torch.rand_like(x).ge_(p).mul_(1.0 / (1.0 - p))
 
     def glorot(*shape):
         bound = math.sqrt(6.0 / (shape[-2] + shape[-1]))
@@ -240,69 +269,172 @@ def build_model(in_features, classes, out_heads, attention):
         return scores / sums.index_select(0, target)
 
     class Conv(nn.Module):
-        def __init__(self, fan_in, channels, heads, concat):
+        def __init__(self, kind, fan_in, o):
             super().__init__()
-            self.heads, self.channels, self.concat = heads, channels, concat
-            if attention == "gat":
+            self.kind, self.o = kind, o
+            heads, channels = o["heads"], o["channels"]
+            width = heads * channels if o["concat"] else channels
+            if kind == "gat":
                 self.weight = glorot(heads * channels, fan_in)
                 self.att_src, self.att_dst = glorot(1, heads, channels), glorot(1, heads, channels)
             else:
                 self.lin_l = glorot(heads * channels, fan_in)
-                self.lin_r = glorot(heads * channels, fan_in)
                 self.bias_l = nn.Parameter(torch.zeros(heads * channels))
-                self.bias_r = nn.Parameter(torch.zeros(heads * channels))
+                if not o["share_weights"]:
+                    self.lin_r = glorot(heads * channels, fan_in)
+                    self.bias_r = nn.Parameter(torch.zeros(heads * channels))
                 self.att = glorot(1, heads, channels)
-            self.bias = nn.Parameter(torch.zeros(heads * channels if concat else channels))
+            self.res = glorot(width, fan_in) if o["residual"] else None
+            self.bias = nn.Parameter(torch.zeros(width)) if o["bias"] else None
+            self.width = width
 
-        def forward(self, x, source, target):
-            n, shape = x.size(0), (-1, self.heads, self.channels)
-            if attention == "gat":
+        def forward(self, x, edges):
+            o = self.o
+            source, target = edges[o["add_self_loops"]]
+            n, shape = x.size(0), (-1, o["heads"], o["channels"])
+            if self.kind == "gat":
                 h = (x @ self.weight.t()).view(shape)
                 score_src, score_dst = (h * self.att_src).sum(-1), (h * self.att_dst).sum(-1)
                 scores = F.leaky_relu(score_src.index_select(0, source) +
-                                      score_dst.index_select(0, target), 0.2)
+                                      score_dst.index_select(0, target), o["negative_slope"])
                 values = h.index_select(0, source)
             else:
                 h = F.linear(x, self.lin_l, self.bias_l).view(shape)
-                right = F.linear(x, self.lin_r, self.bias_r).view(shape)
+                right = h if o["share_weights"] else F.linear(x, self.lin_r, self.bias_r).view(shape)
                 values = h.index_select(0, source)
-                scores = (F.leaky_relu(values + right.index_select(0, target), 0.2)
+                scores = (F.leaky_relu(values + right.index_select(0, target), o["negative_slope"])
                           * self.att).sum(-1)
-            alpha = dropout(edge_softmax(scores, target, n), self.training)
-            out = h.new_zeros(n, self.heads, self.channels).index_add_(
+            alpha = dropout(edge_softmax(scores, target, n), o["dropout"], self.training)
+            out = h.new_zeros(n, o["heads"], o["channels"]).index_add_(
                 0, target, values * alpha.unsqueeze(-1))
-            out = out.reshape(n, -1) if self.concat else out.mean(1)
-            return out + self.bias
+            out = out.reshape(n, -1) if o["concat"] else out.mean(1)
+            if self.res is not None:
+                out = out + x @ self.res.t()
+            return out if self.bias is None else out + self.bias
 
-    class Gat(nn.Module):
-        def __init__(self):
+    class Dropout(nn.Module):
+        def __init__(self, p):
             super().__init__()
-            self.conv1 = Conv(in_features, 8, 8, True)
-            self.conv2 = Conv(64, classes, out_heads, False)
+            self.p = p
 
-        def forward(self, x, source, target):
-            x = F.elu(self.conv1(dropout(x, self.training), source, target))
-            return self.conv2(dropout(x, self.training), source, target)
+        def forward(self, x):
+            return dropout(x, self.p, self.training)
 
-    return Gat()
+    class Sequence(nn.Module):
+        """Modules in order; attention layers also get the edges; with `skip`, a residual
+        block."""
+
+        def __init__(self, modules, skip):
+            super().__init__()
+            self.steps = nn.ModuleList(modules)
+            self.skip = skip
+
+        def forward(self, x, edges):
+            y = x
+            for step in self.steps:
+                y = step(y, edges) if isinstance(step, (Conv, Sequence)) else step(y)
+            if self.skip is None:
+                return y
+            return y + (x if self.skip is True else x @ self.skip.t())
+
+    defaults = {
+        "gat": {"heads": 1, "concat": True, "dropout": 0.0, "bias": True, "negative_slope": 0.2,
+                "add_self_loops": True, "residual": False},
+        "gatv2": {"heads": 1, "concat": True, "dropout": 0.0, "bias": True,
+                  "negative_slope": 0.2, "add_self_loops": True, "residual": False,
+                  "share_weights": False},
+        "linear": {"bias": True},
+        "layer_norm": {"eps": 1e-5, "elementwise_affine": True, "bias": True},
+        "batch_norm": {"eps": 1e-5, "momentum": 0.1, "affine": True, "track_running_stats": True},
+        "leaky_relu": {"negative_slope": 0.01},
+        "elu": {"alpha": 1.0},
+        "dropout": {"p": 0.5},
+    }
+
+    def build(modules, width, skip):
+        built = []
+        for module in modules:
+            kind = module["type"]
+            o = dict(defaults.get(kind, {}))
+            o.update({k: v for k, v in module.items() if k not in ("type", "name", "modules")})
+            for key in ("channels", "out"):
+                if o.get(key) == "classes":
+                    o[key] = classes
+            if kind in ("gat", "gatv2"):
+                if o.get("edge_dim"):
+                    raise SystemExit("torch_baseline.py: edge_dim is not modelled here")
+                built.append(Conv(kind, width, o))
+                width = built[-1].width
+            elif kind == "linear":
+                built.append(nn.Linear(width, o["out"], bias=o["bias"]))
+                width = o["out"]
+            elif kind == "layer_norm":
+                built.append(nn.LayerNorm(width, eps=o["eps"],
+                                          elementwise_affine=o["elementwise_affine"]))
+            elif kind == "batch_norm":
+                built.append(nn.BatchNorm1d(width, eps=o["eps"], momentum=o["momentum"],
+                                            affine=o["affine"],
+                                            track_running_stats=o["track_running_stats"]))
+            elif kind == "residual":
+                block, block_width = build(module["modules"], width, True)
+                if block_width != width:
+                    block.skip = glorot(block_width, width)
+                built.append(block)
+                width = block_width
+            elif kind == "dropout":
+                built.append(Dropout(o["p"]))
+            else:
+                built.append({"identity": lambda: nn.Identity(), "relu": lambda: nn.ReLU(),
+                              "gelu": lambda: nn.GELU(),
+                              "leaky_relu": lambda: nn.LeakyReLU(o["negative_slope"]),
+                              "elu": lambda: nn.ELU(o["alpha"])}[kind]())
+        return Sequence(built, True if skip else None), width
+
+    model, width = build(spec["modules"], in_features, False)
+    if width != classes:
+        raise SystemExit(f"torch_baseline.py: the spec's output is {width} wide, not {classes}")
+    return model
 
 
-def prepare(data, dataset, attention, seed):
-    """Tensors with one self-loop per node, the model and its optimiser."""
+def model_spec(args, dataset):
+    """The spec to build: --model's, else the GAT paper's model (docs/specs/paper.json) with
+    --attention's layers and, on pubmed-shaped, 8 output heads (the paper's PubMed shape)."""
+    if args.model:
+        with open(args.model, encoding="utf-8") as handle:
+            return json.load(handle)
+    with open(PAPER_SPEC, encoding="utf-8") as handle:
+        spec = json.load(handle)
+    for module in spec["modules"]:
+        if module["type"] == "gat":
+            module["type"] = args.attention
+    if dataset == "pubmed-shaped":
+        spec["modules"][-1]["heads"] = 8
+    return spec
+
+
+def prepare(data, dataset, args, seed):
+    """Tensors with and without one self-loop per node, the model and its optimiser: the paper's
+    Adam settings (PubMed's own), or with --model lr 0.001 and no weight decay (the heterophily
+    settings docs/model-specs.md gives)."""
     import numpy as np
     import torch
     x, labels, edges, train, val, test = data
     n = x.shape[0]
     loops = np.arange(n, dtype=np.int64)
-    source = torch.from_numpy(np.concatenate([edges[0], loops]))
-    target = torch.from_numpy(np.concatenate([edges[1], loops]))
+    plain = (torch.from_numpy(edges[0]), torch.from_numpy(edges[1]))
+    looped = (torch.from_numpy(np.concatenate([edges[0], loops])),
+              torch.from_numpy(np.concatenate([edges[1], loops])))
     pubmed = dataset == "pubmed-shaped"
     torch.manual_seed(seed)
-    model = build_model(x.shape[1], int(labels.max()) + 1, 8 if pubmed else 1, attention)
-    optimiser = torch.optim.Adam(model.parameters(), lr=0.01 if pubmed else 0.005,
-                                 weight_decay=1e-3 if pubmed else 5e-4)
+    model = build_model(model_spec(args, dataset), x.shape[1], int(labels.max()) + 1)
+    if args.model:
+        lr, decay = 0.001, 0.0
+    else:
+        lr, decay = (0.01, 1e-3) if pubmed else (0.005, 5e-4)
+    optimiser = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=decay)
     parts = [torch.from_numpy(np.asarray(part, dtype=np.int64)) for part in (train, val, test)]
-    return torch.from_numpy(x), torch.from_numpy(labels), source, target, parts, model, optimiser
+    return (torch.from_numpy(x), torch.from_numpy(labels), {True: looped, False: plain}, parts,
+            model, optimiser)
 
 # ------------------------------------------------------------------------------ measure
 
@@ -322,9 +454,9 @@ def time_one(args, dataset):
     import torch
     import torch.nn.functional as F
     data = load(args.data_dir, dataset)
-    x, labels, source, target, (train, _, _), model, optimiser = prepare(
-        data, dataset, args.attention, 0)
+    x, labels, edges, (train, _, _), model, optimiser = prepare(data, dataset, args, 0)
     line = {"bench": "torch", "dataset": dataset, "attention": args.attention,
+            "model": args.model or "paper",
             "nodes": x.size(0), "edges": data[2].shape[1], "features": x.size(1),
             "threads": torch.get_num_threads(), "torch": torch.__version__, **libraries(),
             "epochs": args.epochs, "warmup": args.warmup, "status": "ok"}
@@ -340,11 +472,11 @@ def time_one(args, dataset):
 
     def infer():
         with torch.no_grad():
-            F.softmax(model(x, source, target), dim=1)
+            F.softmax(model(x, edges), dim=1)
 
     def epoch():
         optimiser.zero_grad()
-        loss = F.cross_entropy(model(x, source, target).index_select(0, train),
+        loss = F.cross_entropy(model(x, edges).index_select(0, train),
                                labels.index_select(0, train))
         loss.backward()
         optimiser.step()
@@ -372,17 +504,17 @@ def train_one(args, dataset):
             data = shchur(args.data_dir, dataset, seed)
         elif data is None:
             data = load(args.data_dir, dataset)
-        x, labels, source, target, (train, val, test), model, optimiser = prepare(
-            data, dataset, args.attention, seed)
+        x, labels, edges, (train, val, test), model, optimiser = prepare(
+            data, dataset, args, seed)
         best_acc, best_loss, waited, kept = 0.0, math.inf, 0, 0.0
         for epoch in range(1, args.max_epochs + 1):
             model.train()
             optimiser.zero_grad()
-            F.cross_entropy(model(x, source, target)[train], labels[train]).backward()
+            F.cross_entropy(model(x, edges)[train], labels[train]).backward()
             optimiser.step()
             model.eval()
             with torch.no_grad():
-                logits = model(x, source, target)
+                logits = model(x, edges)
             loss = F.cross_entropy(logits[val], labels[val]).item()
             accuracy = (logits[val].argmax(1) == labels[val]).float().mean().item()
             if accuracy >= best_acc or loss <= best_loss:
@@ -422,6 +554,8 @@ def main():
     parser.add_argument("--epochs", type=int, default=20, help="timed epochs and passes")
     parser.add_argument("--warmup", type=int, default=3, help="untimed ones before them")
     parser.add_argument("--attention", default="gat", choices=["gat", "gatv2"])
+    parser.add_argument("--model", default="",
+                        help="a MaskGAT model spec (JSON) instead of the GAT paper's model")
     parser.add_argument("--plain", action="store_true",
                         help="the system's BLAS, glibc malloc (dropout still uses rand_like)")
     parser.add_argument("--train", action="store_true", help="accuracy over seeds instead")
@@ -441,7 +575,7 @@ def main():
     status = 0
     for dataset in filter(None, args.datasets.split(",")):
         command = [sys.executable, os.path.abspath(__file__), "--child", "--datasets", dataset]
-        for option in ("data_dir", "threads", "epochs", "warmup", "attention", "seeds",
+        for option in ("data_dir", "threads", "epochs", "warmup", "attention", "model", "seeds",
                        "max_epochs", "patience"):
             command += ["--" + option.replace("_", "-"), str(getattr(args, option))]
         process = subprocess.Popen(command + (["--train"] if args.train else []), env=env,

@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include <unsupported/Eigen/SpecialFunctions>
+
 #include "core/detail/parallel.hpp"
 #include "maskgat/core/error.hpp"
 #include "ops/detail/buffer.hpp"
@@ -30,14 +32,18 @@ void for_row_blocks(const Eigen::Ref<const RowMatrix<T>>& in, RowMatrix<T>& out,
       });
 }
 
-// The standard normal CDF and density, in T.
-template <typename T>
-T normal_cdf(T x) {
-  return T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2)));
+// The standard normal CDF and density of an Eigen array, coefficient-wise. Eigen's erf of floats
+// is a rational approximation within a few ulp, vectorised (libm's erff is scalar: it took 6 % of
+// a residual GELU model's epoch); of doubles, std::erf.
+template <typename Array>
+auto normal_cdf(const Array& x) {
+  using T = typename Array::Scalar;
+  return T(0.5) * (T(1) + (x * T(M_SQRT1_2)).erf());
 }
-template <typename T>
-T normal_density(T x) {
-  return T(M_2_SQRTPI * M_SQRT1_2 * 0.5) * std::exp(T(-0.5) * x * x);
+template <typename Array>
+auto normal_density(const Array& x) {
+  using T = typename Array::Scalar;
+  return T(M_2_SQRTPI * M_SQRT1_2 * 0.5) * (T(-0.5) * x.square()).exp();
 }
 
 }  // namespace
@@ -91,7 +97,7 @@ void BasicActivation<T>::forward(const Eigen::Ref<const RowMatrix<T>>& x, RowMat
         result = (in > T(0)).select(in, slope * in);
         break;
       case ActivationKind::kGelu:
-        result = in.unaryExpr([](T v) { return v * normal_cdf(v); });
+        result = in * normal_cdf(in);
         break;
     }
   });
@@ -128,7 +134,7 @@ void BasicActivation<T>::backward(const Eigen::Ref<const RowMatrix<T>>& x,
         grad *= in.unaryExpr([slope](T v) { return v > T(0) ? T(1) : slope; });
         break;
       case ActivationKind::kGelu:
-        grad *= in.unaryExpr([](T v) { return normal_cdf(v) + v * normal_density(v); });
+        grad *= normal_cdf(in) + in * normal_density(in);
         break;
     }
   });
