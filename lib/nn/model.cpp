@@ -98,6 +98,13 @@ constexpr bool kAttentionOptions =
     std::is_same_v<Options, GatConvOptions> || std::is_same_v<Options, GatV2ConvOptions> ||
     std::is_same_v<Options, DotAttentionConvOptions>;
 
+// What a built model asks of the masks and data it runs on.
+struct Traits {
+  bool batch_norm = false;         // it normalises over nodes: whole-graph steps only
+  bool self_loops = true;          // every attention layer adds self-loops
+  std::int64_t edge_features = 0;  // the width of the edge features its layers read
+};
+
 // Builds the steps of a spec: names every module, infers and checks widths, and constructs the
 // modules in order, drawing their weights from `rng`.
 template <typename T>
@@ -116,6 +123,9 @@ class Builder {
     }
     return std::move(steps_);
   }
+
+  // What the built model needs of its callers, known once `build` has run.
+  [[nodiscard]] const Traits& traits() const noexcept { return traits_; }
 
  private:
   [[noreturn]] static void fail(const std::string& message) { throw InvalidArgument(message); }
@@ -229,16 +239,16 @@ class Builder {
       options.out_features = output(width_field("channels", options.out_features));
       options.schedule = spec_.schedule;
       if constexpr (requires { options.add_self_loops; }) {
-        self_loops_ = self_loops_ && options.add_self_loops;
+        traits_.self_loops = traits_.self_loops && options.add_self_loops;
       }
       if constexpr (requires { options.edge_features; }) {
-        if (options.edge_features > 0 && edge_features_ > 0 &&
-            options.edge_features != edge_features_) {
+        std::int64_t& width = traits_.edge_features;
+        if (options.edge_features > 0 && width > 0 && options.edge_features != width) {
           fail(label + "edge_dim is " + std::to_string(options.edge_features) +
-               ", but an earlier layer's is " + std::to_string(edge_features_) +
+               ", but an earlier layer's is " + std::to_string(width) +
                ": every layer reads the same edge features");
         }
-        if (options.edge_features > 0) edge_features_ = options.edge_features;
+        if (options.edge_features > 0) width = options.edge_features;
       }
       ++attention_;
       if (attention_ > kMaxLayers) {
@@ -266,7 +276,7 @@ class Builder {
       declared("features", options.features);
       push(BasicBatchNorm<T>(store_, buffers_, name, options), typename BasicBatchNorm<T>::Cache{});
       has_parameters_ = has_parameters_ || options.affine;
-      batch_norm_ = true;
+      traits_.batch_norm = true;
     } else if constexpr (std::is_same_v<Options, ActivationOptions>) {
       push(BasicActivation<T>(options));
     } else if constexpr (std::is_same_v<Options, DropoutOptions>) {
@@ -308,11 +318,7 @@ class Builder {
   std::size_t truncate_next_ = 0;
   bool in_block_ = false;
   bool block_attention_ = false;
-
- public:
-  bool batch_norm_ = false;
-  bool self_loops_ = true;
-  std::int64_t edge_features_ = 0;
+  Traits traits_;
 };
 
 }  // namespace
@@ -373,9 +379,10 @@ struct BasicModel<T>::Impl {
     Builder<T> builder(*store, *buffers, given, rng);
     spec = given;
     steps = builder.build(spec);
-    batch_norm = builder.batch_norm_;
-    self_loops = builder.self_loops_;
-    edge_feature_width = builder.edge_features_;
+    const Traits traits = builder.traits();
+    batch_norm = traits.batch_norm;
+    self_loops = traits.self_loops;
+    edge_feature_width = traits.edge_features;
     for (const auto& step : steps) levels = std::max(levels, step.level + 1);
     // The modules after the last attention layer keep its rows.
     for (auto& step : steps) {
