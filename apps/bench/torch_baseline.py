@@ -4,10 +4,13 @@ the baseline `compare.py` sets MaskGAT beside. Needs torch, numpy and scipy (Deb
 python3-torch, python3-numpy, python3-scipy, run with /usr/bin/python3); not torch_geometric.
 
     torch_baseline.py [--datasets cora,citeseer,...] [--data-dir datasets] [--threads 2]
-                      [--epochs 20] [--warmup 3] [--attention gat|gatv2] [--plain]
+                      [--epochs 20] [--warmup 3] [--attention gat|gatv2] [--model SPEC] [--plain]
     torch_baseline.py --train --datasets cora,citeseer --seeds 10 [--threads 2]
 
-The model: dropout 0.6 on the input, a GATConv layer of 8 heads x 8 channels (concatenated),
+--model SPEC builds a MaskGAT model spec (docs/model-specs.md) instead, module by module with
+PyTorch's and PyG's defaults (not edge_dim), trained with Adam lr 0.001 and no weight decay.
+Without it the model is the GAT paper's, read from docs/specs/paper.json:
+dropout 0.6 on the input, a GATConv layer of 8 heads x 8 channels (concatenated),
 ELU, dropout 0.6, a GATConv layer of 1 head with the classes as channels (PubMed's shape: 8
 heads, averaged); attention dropout 0.6 in both layers. A GATConv layer drops the graph's
 self-loops and adds one per node, projects h = x W (no bias), scores each edge j -> i as
@@ -30,6 +33,9 @@ Datasets, read from --data-dir (the folder `datasets/fetch.sh` fills):
                    self-loops dropped, the largest connected component kept, feature rows
                    divided by their sum, 20 training and 30 validation nodes per class drawn
                    with numpy seed 0 (the rest test)
+  tolokers, actor, chameleon-filtered, squirrel-filtered, cornell, texas, wisconsin
+                   heterophily/<name>.npz (Platonov et al.): node_features as stored, edges
+                   read both ways (self-loops and repeats dropped), fixed split 0
   synthetic:N      a graph shaped like maskgat-bench's synthetic:N (lib/io/synthetic.cpp), from
                    numpy seed 0: N nodes, 10 classes, node weights 1 + Pareto(2.5); node i gets
                    N * 10 * w_i / sum(w) in-edges (rounded up or down at random), each source
