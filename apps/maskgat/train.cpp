@@ -20,6 +20,7 @@
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/output_file.hpp"
 #include "maskgat/io/partition.hpp"
+#include "maskgat/nn/spec.hpp"
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/trainer.hpp"
 #include "mpi_communicator.hpp"
@@ -216,28 +217,35 @@ nlohmann::ordered_json train_json(const std::string& dataset, const train::Train
   const auto or_null = [](const std::optional<double>& value) {
     return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
   };
+  // The paper's model by its shape options; a spec's model by the spec itself.
+  nlohmann::ordered_json shape = nlohmann::ordered_json::object();
+  if (!last.spec) {
+    shape = {{"layers", last.model.layers},   {"heads", last.model.heads},
+             {"hidden", last.model.hidden},   {"output_heads", last.model.output_heads},
+             {"dropout", last.model.dropout}, {"attention_dropout", last.model.attention_dropout}};
+  }
+  nlohmann::ordered_json recipe = {
+      {"lr", last.optimizer.learning_rate},
+      {"weight_decay", last.optimizer.weight_decay},
+      {"epochs", last.epochs},
+      {"patience", last.patience},
+      {"receptive_field", last.receptive_field},
+      {"batch_size", last.batch_size > 0 ? nlohmann::ordered_json(last.batch_size)
+                                         : nlohmann::ordered_json(nullptr)},
+      {"fanouts", last.fanouts}};
+  shape.update(recipe);
   nlohmann::ordered_json out = {
       {"command", "train"},
       {"dataset", dataset},
       {"metric", train::metric_name(last.metric)},
       {"selection", train::selection_name(last.selection)},
-      {"attention", nn::attention_kind_name(last.model.attention)},
+      {"model", last.spec ? nlohmann::ordered_json::parse(nn::model_spec_json(*last.spec))
+                          : nlohmann::ordered_json("paper")},
+      {"attention", last.spec
+                        ? nlohmann::ordered_json(nullptr)
+                        : nlohmann::ordered_json(nn::attention_kind_name(last.model.attention))},
       {"positional_encoding", transforms::positional_encoding_name(last.positional)},
-      {"hyperparameters",
-       {{"layers", last.model.layers},
-        {"heads", last.model.heads},
-        {"hidden", last.model.hidden},
-        {"output_heads", last.model.output_heads},
-        {"dropout", last.model.dropout},
-        {"attention_dropout", last.model.attention_dropout},
-        {"lr", last.optimizer.learning_rate},
-        {"weight_decay", last.optimizer.weight_decay},
-        {"epochs", last.epochs},
-        {"patience", last.patience},
-        {"receptive_field", last.receptive_field},
-        {"batch_size", last.batch_size > 0 ? nlohmann::ordered_json(last.batch_size)
-                                           : nlohmann::ordered_json(nullptr)},
-        {"fanouts", last.fanouts}}},
+      {"hyperparameters", std::move(shape)},
       {"runs", std::move(runs)},
       {"test_acc_mean", or_null(accuracy ? std::optional(accuracy->first) : std::nullopt)},
       {"test_acc_std", or_null(accuracy ? std::optional(accuracy->second) : std::nullopt)}};

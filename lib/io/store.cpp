@@ -83,6 +83,11 @@ void check_dataset(const Dataset& dataset, const fs::path& dir) {
                           std::to_string(dataset.node_names.size()) + " and features " +
                           std::to_string(dataset.features.rows()) + " rows");
   }
+  if (dataset.edge_features.size() > 0) {
+    throw InvalidArgument("write_store: " + dir.string() +
+                          ": the dataset has edge features, which a store does not keep; train "
+                          "from the edge list and its edge features file instead");
+  }
 }
 
 // Maps every array of `header` in `dir` into `mappings` and checks its checksum (the features'

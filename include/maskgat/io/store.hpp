@@ -41,7 +41,8 @@ struct StoreOptions {
 /// @param dir       the store's directory; its parent must exist
 /// @param overwrite replace an existing store (a directory that is not a store is never replaced)
 /// @throws IoError when `dir` exists (and not `overwrite`, or it is not a store) or on any write
-///         failure (nothing is left behind).
+///         failure (nothing is left behind); InvalidArgument when the dataset's parts disagree in
+///         size or it has edge features (a store does not keep them).
 MASKGAT_EXPORT void write_store(const Dataset& dataset, const std::filesystem::path& dir,
                                 bool overwrite);
 
