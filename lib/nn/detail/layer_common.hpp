@@ -128,21 +128,18 @@ void project_backward(ParameterStore<T>& store, const Projection& projection, In
     ops::matmul_backward_input<T>(grad_out, store.value(projection.weight), *grad_x);
 }
 
-// The edge features of the entries of the mask a layer attends over, for a layer built with
-// `width` of them: `features` (a row per edge of `graph`) when it attends over `graph`, else
-// (with the self-loops it added) `masks::edge_features` of them, formed in `looped`. Null when
-// the layer takes none (`width` 0).
+// Checks the edge features given to a layer built with `width` of them (0: none, and none may be
+// given): a row per edge of `graph`. Returns whether the layer reads them.
 template <typename T>
-const RowMatrix<T>* mask_edge_features(const std::string& where, const Graph& graph,
-                                       const Graph& mask, const RowMatrix<T>* features,
-                                       std::int64_t width, RowMatrix<T>& looped) {
+bool check_edge_features(const std::string& where, const Graph& graph,
+                         const RowMatrix<T>* features, std::int64_t width) {
   if (width == 0) {
     if (features != nullptr) {
       throw InvalidArgument(where +
                             ": edge features were given to a layer built without them "
                             "(edge_features 0)");
     }
-    return nullptr;
+    return false;
   }
   if (features == nullptr) {
     throw InvalidArgument(where + ": the layer takes " + std::to_string(width) +
@@ -150,6 +147,17 @@ const RowMatrix<T>* mask_edge_features(const std::string& where, const Graph& gr
   }
   check_shape(where.c_str(), "edge_features", *features, graph.num_edges(), width,
               "the graph's edge count");
+  return true;
+}
+
+// The edge features of the entries of the mask a layer attends over: `features` when it attends
+// over `graph`, else (with the self-loops it added) `masks::edge_features` of them, formed in
+// `looped`. Null when the layer takes none.
+template <typename T>
+const RowMatrix<T>* mask_edge_features(const std::string& where, const Graph& graph,
+                                       const Graph& mask, const RowMatrix<T>* features,
+                                       std::int64_t width, RowMatrix<T>& looped) {
+  if (!check_edge_features(where, graph, features, width)) return nullptr;
   if (&mask == &graph) return features;
   looped = masks::edge_features(graph, *features, mask);
   return &looped;
@@ -161,13 +169,8 @@ template <typename T>
 const RowMatrix<T>* backward_edge_features(const std::string& where, const Graph& graph,
                                            const Graph& mask, const RowMatrix<T>* features,
                                            std::int64_t width, const RowMatrix<T>& looped) {
-  if (width == 0 || features == nullptr || &mask == &graph) {
-    RowMatrix<T> unused;
-    return mask_edge_features(where, graph, graph, features, width, unused);
-  }
-  check_shape(where.c_str(), "edge_features", *features, graph.num_edges(), width,
-              "the graph's edge count");
-  return &looped;
+  if (!check_edge_features(where, graph, features, width)) return nullptr;
+  return &mask == &graph ? features : &looped;
 }
 
 // The mask a layer attends over: `graph` itself, or, when it lacks self-loops the layer must add,
