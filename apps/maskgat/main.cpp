@@ -19,6 +19,7 @@
 #include "maskgat/core/error.hpp"
 #include "maskgat/version.hpp"
 #include "partition.hpp"
+#include "torch_import.hpp"
 #include "train.hpp"
 #include "use_model.hpp"
 
@@ -115,6 +116,8 @@ int main(int argc, char** argv) {
   maskgat::app::add_convert_command(app, convert);
   maskgat::app::PartitionOptions partition;
   maskgat::app::add_partition_command(app, partition);
+  maskgat::app::ImportOptions import_options;
+  maskgat::app::add_import_command(app, import_options);
   for (CLI::App* command : app.get_subcommands({})) {
     const std::string examples = command->get_footer();
     command->footer(examples.empty() ? app.get_footer() : examples + "\n\n" + app.get_footer());
@@ -142,6 +145,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("predict")) return maskgat::app::run_predict(predict);
     if (app.got_subcommand("convert")) return maskgat::app::run_convert(convert);
     if (app.got_subcommand("partition")) return maskgat::app::run_partition(partition);
+    if (app.got_subcommand("import")) return maskgat::app::run_import(import_options);
   } catch (const maskgat::InvalidArgument& error) {
     std::cerr << "error: " << error.what() << '\n';
     return kExitUsage;

@@ -25,6 +25,7 @@ constexpr unsigned char kBinInt = 'J';
 constexpr unsigned char kBinInt1 = 'K';
 constexpr unsigned char kBinInt2 = 'M';
 constexpr unsigned char kNoneOp = 'N';
+constexpr unsigned char kBinPersId = 'Q';
 constexpr unsigned char kReduce = 'R';
 constexpr unsigned char kBinString = 'T';
 constexpr unsigned char kShortBinString = 'U';
@@ -50,6 +51,7 @@ constexpr unsigned char kTuple2 = 0x86;
 constexpr unsigned char kTuple3 = 0x87;
 constexpr unsigned char kNewTrue = 0x88;
 constexpr unsigned char kNewFalse = 0x89;
+constexpr unsigned char kLong1 = 0x8A;
 
 // Python batches APPENDS and SETITEMS by 1000 items, so honest files stay far below this; it
 // only stops a hostile file from growing the stack without bound.
@@ -62,7 +64,7 @@ struct AllowedGlobal {
   PickleClass cls;
 };
 
-constexpr std::array kAllowedGlobals{
+constexpr std::array kDataGlobals{
     AllowedGlobal{"numpy.core.multiarray", "_reconstruct", PickleClass::kReconstruct},
     AllowedGlobal{"numpy", "ndarray", PickleClass::kNdarray},
     AllowedGlobal{"numpy", "dtype", PickleClass::kDtype},
@@ -73,6 +75,28 @@ constexpr std::array kAllowedGlobals{
     AllowedGlobal{"copy_reg", "_reconstructor", PickleClass::kCopyRegReconstructor},
     AllowedGlobal{"__builtin__", "object", PickleClass::kObject},
 };
+
+constexpr std::array kTorchGlobals{
+    AllowedGlobal{"collections", "OrderedDict", PickleClass::kOrderedDict},
+    AllowedGlobal{"torch._utils", "_rebuild_tensor_v2", PickleClass::kRebuildTensor},
+    AllowedGlobal{"torch._utils", "_rebuild_parameter", PickleClass::kRebuildParameter},
+    AllowedGlobal{"torch", "FloatStorage", PickleClass::kFloatStorage},
+    AllowedGlobal{"torch", "DoubleStorage", PickleClass::kDoubleStorage},
+    AllowedGlobal{"torch", "HalfStorage", PickleClass::kHalfStorage},
+    AllowedGlobal{"torch", "BFloat16Storage", PickleClass::kBFloat16Storage},
+    AllowedGlobal{"torch", "LongStorage", PickleClass::kLongStorage},
+    AllowedGlobal{"torch", "IntStorage", PickleClass::kIntStorage},
+    AllowedGlobal{"torch", "BoolStorage", PickleClass::kBoolStorage},
+};
+
+std::span<const AllowedGlobal> allowed_globals(PickleVocabulary vocabulary) noexcept {
+  if (vocabulary == PickleVocabulary::kTorch) return kTorchGlobals;
+  return kDataGlobals;
+}
+
+bool is_storage_class(PickleClass cls) noexcept {
+  return cls >= PickleClass::kFloatStorage && cls <= PickleClass::kBoolStorage;
+}
 
 std::string_view opcode_name(unsigned char op) noexcept {
   switch (op) {
@@ -90,6 +114,10 @@ std::string_view opcode_name(unsigned char op) noexcept {
       return "BININT2";
     case kNoneOp:
       return "NONE";
+    case kBinPersId:
+      return "BINPERSID";
+    case kLong1:
+      return "LONG1";
     case kReduce:
       return "REDUCE";
     case kBinString:
@@ -191,6 +219,28 @@ std::string_view pickle_class_name(PickleClass cls) noexcept {
       return "copy_reg._reconstructor";
     case PickleClass::kObject:
       return "__builtin__.object";
+    case PickleClass::kOrderedDict:
+      return "collections.OrderedDict";
+    case PickleClass::kRebuildTensor:
+      return "torch._utils._rebuild_tensor_v2";
+    case PickleClass::kRebuildParameter:
+      return "torch._utils._rebuild_parameter";
+    case PickleClass::kFloatStorage:
+      return "torch.FloatStorage";
+    case PickleClass::kDoubleStorage:
+      return "torch.DoubleStorage";
+    case PickleClass::kHalfStorage:
+      return "torch.HalfStorage";
+    case PickleClass::kBFloat16Storage:
+      return "torch.BFloat16Storage";
+    case PickleClass::kLongStorage:
+      return "torch.LongStorage";
+    case PickleClass::kIntStorage:
+      return "torch.IntStorage";
+    case PickleClass::kBoolStorage:
+      return "torch.BoolStorage";
+    case PickleClass::kStorageRef:
+      return "storage reference (BINPERSID)";
     case PickleClass::kNone:
       break;
   }
@@ -200,9 +250,10 @@ std::string_view pickle_class_name(PickleClass cls) noexcept {
 // Runs the opcodes of a pickle into its value arena. Lives only during `Pickle`'s constructor.
 class PickleParser {
  public:
-  PickleParser(Pickle& pickle, const Limits& limits)
+  PickleParser(Pickle& pickle, const Limits& limits, PickleVocabulary vocabulary)
       : p_(pickle),
         limits_(limits),
+        vocabulary_(vocabulary),
         data_(pickle.bytes_),
         size_(static_cast<std::int64_t>(pickle.bytes_.size())) {}
 
@@ -302,6 +353,45 @@ class PickleParser {
     return value.kind == PickleKind::kGlobal && value.cls == cls;
   }
 
+  [[nodiscard]] bool is_object(PickleId id, PickleClass cls) const {
+    const PickleValue& value = p_.value(id);
+    return value.kind == PickleKind::kObject && value.cls == cls;
+  }
+
+  // BINPERSID: the persistent id on the stack, `('storage', class, key, location, numel)`,
+  // becomes a storage reference. Its key, class and size are checked against the archive by the
+  // torch reader; the location (`cpu`, `cuda:0`) is ignored.
+  void persistent_id(std::int64_t at) {
+    if (vocabulary_ != PickleVocabulary::kTorch) {
+      fail("BINPERSID" + byte_at(at) + ": a persistent id belongs in a torch.save file, not here");
+    }
+    require(at, kBinPersId, 1);
+    const PickleId id = pop();
+    const PickleValue& value = p_.value(id);
+    if (value.kind != PickleKind::kTuple || p_.items(id).size() != 5) {
+      fail("BINPERSID" + byte_at(at) +
+           " expects a tuple ('storage', class, key, location, numel), got " + p_.describe_at(id));
+    }
+    const auto items = p_.items(id);
+    const auto bad = [&](std::size_t position, std::string_view expected) {
+      fail("BINPERSID" + byte_at(at) + ": item " + std::to_string(position + 1) +
+           " of the persistent id is " + p_.describe_at(items[position]) + ", expected " +
+           std::string(expected));
+    };
+    if (p_.bytes(items[0]) != "storage" || p_.value(items[0]).kind != PickleKind::kString) {
+      bad(0, "the string 'storage'");
+    }
+    if (p_.value(items[1]).kind != PickleKind::kGlobal || !is_storage_class(p_.value(items[1]).cls)) {
+      bad(1, "a storage class (torch.FloatStorage, ...)");
+    }
+    if (p_.value(items[2]).kind != PickleKind::kString) bad(2, "a string (the storage key)");
+    if (p_.value(items[3]).kind != PickleKind::kString) bad(3, "a string (the location)");
+    if (p_.value(items[4]).kind != PickleKind::kInt || p_.value(items[4]).integer < 0) {
+      bad(4, "a non-negative int (the element count)");
+    }
+    push(add_object(PickleClass::kStorageRef, at, id), at);
+  }
+
   void string_value(std::int64_t at, unsigned char op, std::int64_t length) {
     const std::int64_t remain = size_ - pos_;
     if (length > remain) {
@@ -385,7 +475,8 @@ class PickleParser {
   void global(std::int64_t at) {
     const std::string_view module = read_line(at, "module name");
     const std::string_view name = read_line(at, "class name");
-    for (const auto& allowed : kAllowedGlobals) {
+    const auto globals = allowed_globals(vocabulary_);
+    for (const auto& allowed : globals) {
       if (allowed.module == module && allowed.name == name) {
         const PickleId id = add(PickleKind::kGlobal, at);
         p_.values_.back().cls = allowed.cls;
@@ -394,7 +485,7 @@ class PickleParser {
       }
     }
     std::string expected;
-    for (const auto& allowed : kAllowedGlobals) {
+    for (const auto& allowed : globals) {
       if (!expected.empty()) expected += ", ";
       expected.append(allowed.module).append(".").append(allowed.name);
     }
@@ -469,6 +560,44 @@ class PickleParser {
         push(add_object(PickleClass::kCsrMatrix, at, args), at);
         return;
       }
+      case PickleClass::kOrderedDict: {
+        arguments(at, callee, args, 0);
+        const PickleId dict = add_container(PickleKind::kDict, at, {});
+        p_.values_.back().cls = PickleClass::kOrderedDict;
+        push(dict, at);
+        return;
+      }
+      case PickleClass::kRebuildTensor: {
+        // (storage, storage_offset, size, stride, requires_grad, backward_hooks[, metadata])
+        const auto given = p_.items(args).size();
+        const auto items = arguments(at, callee, args, given == 7 ? 7 : 6);
+        expect_argument(at, callee, 0, items[0], is_object(items[0], PickleClass::kStorageRef),
+                        "a storage reference (BINPERSID)");
+        expect_argument(at, callee, 1, items[1], p_.value(items[1]).kind == PickleKind::kInt,
+                        "an int (the storage offset)");
+        expect_argument(at, callee, 2, items[2], p_.value(items[2]).kind == PickleKind::kTuple,
+                        "a tuple (the size)");
+        expect_argument(at, callee, 3, items[3], p_.value(items[3]).kind == PickleKind::kTuple,
+                        "a tuple (the stride)");
+        expect_argument(at, callee, 4, items[4], p_.value(items[4]).kind == PickleKind::kBool,
+                        "a bool (requires_grad)");
+        expect_argument(at, callee, 5, items[5], p_.value(items[5]).kind == PickleKind::kDict,
+                        "a dict (backward hooks)");
+        push(add_object(PickleClass::kRebuildTensor, at, args), at);
+        return;
+      }
+      case PickleClass::kRebuildParameter: {
+        // (data, requires_grad, backward_hooks): the parameter is its tensor here.
+        const auto items = arguments(at, callee, args, 3);
+        expect_argument(at, callee, 0, items[0], is_object(items[0], PickleClass::kRebuildTensor),
+                        "a tensor (torch._utils._rebuild_tensor_v2)");
+        expect_argument(at, callee, 1, items[1], p_.value(items[1]).kind == PickleKind::kBool,
+                        "a bool (requires_grad)");
+        expect_argument(at, callee, 2, items[2], p_.value(items[2]).kind == PickleKind::kDict,
+                        "a dict (backward hooks)");
+        push(items[0], at);
+        return;
+      }
       default:
         fail("REDUCE" + byte_at(at) + " cannot call " + std::string(pickle_class_name(callee)));
     }
@@ -494,6 +623,10 @@ class PickleParser {
     const PickleId state = pop();
     const PickleId target = stack_.back();
     const PickleValue& value = p_.value(target);
+    if (value.kind == PickleKind::kDict && value.cls == PickleClass::kOrderedDict) {
+      // A state dict's `_metadata` attribute (per-module versions): not needed, not kept.
+      return;
+    }
     if (value.kind != PickleKind::kObject) {
       fail("BUILD" + byte_at(at) + " expects an object below the state, got " +
            p_.describe_at(target));
@@ -508,6 +641,7 @@ class PickleParser {
 
   Pickle& p_;
   const Limits& limits_;
+  PickleVocabulary vocabulary_;
   std::string_view data_;
   std::int64_t size_;
   std::int64_t pos_ = 0;
@@ -580,6 +714,22 @@ PickleId PickleParser::run() {
         push(add(PickleKind::kInt, at, static_cast<std::int32_t>(raw)), at);
         break;
       }
+      case kLong1: {
+        const auto count = static_cast<int>(read_unsigned(at, op, 1));
+        if (count > 8) {
+          fail("LONG1" + byte_at(at) + " holds " + std::to_string(count) +
+               " bytes, more than the 8 of a 64-bit integer");
+        }
+        std::uint64_t raw = read_unsigned(at, op, count);
+        if (count > 0 && count < 8 && (raw >> (8U * static_cast<unsigned>(count) - 1U)) != 0) {
+          raw |= ~std::uint64_t{0} << (8U * static_cast<unsigned>(count));  // sign-extend
+        }
+        push(add(PickleKind::kInt, at, static_cast<std::int64_t>(raw)), at);
+        break;
+      }
+      case kBinPersId:
+        persistent_id(at);
+        break;
       case kBinFloat: {
         need(at, op, 8);
         std::uint64_t bits = 0;
@@ -690,9 +840,10 @@ PickleId PickleParser::run() {
   }
 }
 
-Pickle::Pickle(std::string bytes, std::string_view reader, std::string path, const Limits& limits)
+Pickle::Pickle(std::string bytes, std::string_view reader, std::string path, const Limits& limits,
+               PickleVocabulary vocabulary)
     : bytes_(std::move(bytes)), reader_(reader), path_(std::move(path)) {
-  PickleParser parser(*this, limits);
+  PickleParser parser(*this, limits, vocabulary);
   root_ = parser.run();
 }
 
@@ -739,10 +890,14 @@ std::string Pickle::describe(PickleId id) const {
     case PickleKind::kTuple:
       return "a tuple of " + std::to_string(items(id).size()) + " item(s)";
     case PickleKind::kDict:
-      return v.cls == PickleClass::kDefaultDict ? "a collections.defaultdict" : "a dict";
+      if (v.cls == PickleClass::kDefaultDict || v.cls == PickleClass::kOrderedDict) {
+        return "a " + std::string(pickle_class_name(v.cls));
+      }
+      return "a dict";
     case PickleKind::kGlobal:
       return "the global " + std::string(pickle_class_name(v.cls));
     case PickleKind::kObject:
+      if (v.cls == PickleClass::kRebuildTensor) return "a tensor";
       return "a " + std::string(pickle_class_name(v.cls));
   }
   return "a value";

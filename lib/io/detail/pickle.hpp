@@ -1,19 +1,24 @@
 #pragma once
-// A bounded reader for the pickles of the Planetoid datasets (Python 2, protocol 2) and of the
-// object arrays inside npz graphs (Python 3, protocol 3).
+// A bounded reader for the pickles of the Planetoid datasets (Python 2, protocol 2), of the
+// object arrays inside npz graphs (Python 3, protocol 3), and of the `data.pkl` of PyTorch's
+// `torch.save` files (protocol 2).
 //
 // Nothing in a pickle is ever executed: the reader interprets a fixed set of opcodes into a
-// value tree, and a GLOBAL opcode may only name one of the classes and functions those files use
-// (numpy arrays and dtypes, scipy CSR matrices under both module names, defaultdict(list));
-// calling one of them through REDUCE or NEWOBJ builds a plain object record (class, arguments,
-// state) instead.
+// value tree, and a GLOBAL opcode may only name one of the classes and functions its vocabulary
+// allows. The data vocabulary holds what the dataset files use (numpy arrays and dtypes, scipy
+// CSR matrices under both module names, defaultdict(list)); the torch vocabulary what a state
+// dict uses (collections.OrderedDict, torch._utils._rebuild_tensor_v2 and _rebuild_parameter,
+// the storage classes). Calling one of them through REDUCE or NEWOBJ builds a plain object
+// record (class, arguments, state) instead.
 //
 // Accepted opcodes: PROTO (2 or 3, first), STOP, MARK, NONE, NEWTRUE, NEWFALSE, BININT, BININT1,
-// BININT2, BINFLOAT, SHORT_BINSTRING, BINSTRING, BINUNICODE, SHORT_BINBYTES, BINBYTES,
-// EMPTY_TUPLE, TUPLE, TUPLE1, TUPLE2, TUPLE3, EMPTY_LIST, APPEND, APPENDS, EMPTY_DICT, SETITEM,
-// SETITEMS, BINPUT, LONG_BINPUT, BINGET, LONG_BINGET, GLOBAL, REDUCE, NEWOBJ, BUILD. Text
-// (BINUNICODE) and bytes are both strings of bytes here. BINFLOAT and LONG_BINGET appear in none
-// of the files but are kept because a pickler emits them for the same data.
+// BININT2, LONG1 (up to 8 bytes), BINFLOAT, SHORT_BINSTRING, BINSTRING, BINUNICODE,
+// SHORT_BINBYTES, BINBYTES, EMPTY_TUPLE, TUPLE, TUPLE1, TUPLE2, TUPLE3, EMPTY_LIST, APPEND,
+// APPENDS, EMPTY_DICT, SETITEM, SETITEMS, BINPUT, LONG_BINPUT, BINGET, LONG_BINGET, GLOBAL,
+// REDUCE, NEWOBJ, BUILD, and in the torch vocabulary BINPERSID (a storage reference
+// `('storage', class, key, location, numel)`). Text (BINUNICODE) and bytes are both strings of
+// bytes here. BINFLOAT and LONG_BINGET appear in none of the dataset files but are kept because
+// a pickler emits them for the same data.
 //
 // Bounds: the whole file is held in memory (at most `Limits::max_file_bytes`); strings are views
 // into it, so a declared length is only ever checked against the bytes that remain; MARK nesting
@@ -68,12 +73,31 @@ enum class PickleClass : std::uint8_t {
   kList,                  // __builtin__.list
   kCopyRegReconstructor,  // copy_reg._reconstructor
   kObject,                // __builtin__.object
+  // The torch vocabulary.
+  kOrderedDict,      // collections.OrderedDict (a kDict)
+  kRebuildTensor,    // torch._utils._rebuild_tensor_v2; a kObject of this class is a tensor
+  kRebuildParameter, // torch._utils._rebuild_parameter
+  kFloatStorage,     // torch.FloatStorage
+  kDoubleStorage,    // torch.DoubleStorage
+  kHalfStorage,      // torch.HalfStorage
+  kBFloat16Storage,  // torch.BFloat16Storage
+  kLongStorage,      // torch.LongStorage
+  kIntStorage,       // torch.IntStorage
+  kBoolStorage,      // torch.BoolStorage
+  kStorageRef,       // a kObject made by BINPERSID; its arguments are the persistent id tuple
+};
+
+// Which globals (and opcodes) a file may use.
+enum class PickleVocabulary : std::uint8_t {
+  kData,   // the dataset files
+  kTorch,  // a torch.save file's data.pkl
 };
 
 // One value. Which fields mean something depends on `kind`.
 struct PickleValue {
   PickleKind kind = PickleKind::kNone;
-  // kGlobal: the name; kObject: its class; kDict: kDefaultDict for a defaultdict(list).
+  // kGlobal: the name; kObject: its class; kDict: kDefaultDict for a defaultdict(list),
+  // kOrderedDict for an OrderedDict.
   PickleClass cls = PickleClass::kNone;
   // Byte offset of the opcode that created the value, for messages.
   std::int64_t offset = 0;
@@ -92,7 +116,8 @@ class MASKGAT_EXPORT Pickle {
  public:
   // Parses the complete pickle `bytes`; `reader` and `path` are only used in messages.
   // Throws ParseError / LimitError.
-  Pickle(std::string bytes, std::string_view reader, std::string path, const Limits& limits);
+  Pickle(std::string bytes, std::string_view reader, std::string path, const Limits& limits,
+         PickleVocabulary vocabulary = PickleVocabulary::kData);
 
   [[nodiscard]] PickleId root() const noexcept { return root_; }
   [[nodiscard]] const PickleValue& value(PickleId id) const {

@@ -12,13 +12,27 @@
 namespace maskgat::detail {
 namespace {
 
-// Why a name cannot stand for an array, or empty when it can.
-std::string bad_name(std::string_view name) {
+// Why a name cannot stand for a member, or empty when it can.
+std::string bad_name(std::string_view name, ZipNames naming) {
   if (name.empty()) return "is empty";
-  if (name.find('/') != std::string_view::npos || name.find('\\') != std::string_view::npos) {
-    return "is a path (it holds a '/' or '\\')";
+  if (naming == ZipNames::kFlat) {
+    if (name.find('/') != std::string_view::npos || name.find('\\') != std::string_view::npos) {
+      return "is a path (it holds a '/' or '\\')";
+    }
+    if (name == "." || name == "..") return "is a path";
+  } else {
+    if (name.find('\\') != std::string_view::npos) return "holds a '\\'";
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t end = name.find('/', start);
+      const std::string_view part = name.substr(start, end - start);
+      if (part.empty() || part == "." || part == "..") {
+        return "is not a relative path of named folders (it holds an empty, '.' or '..' part)";
+      }
+      if (end == std::string_view::npos) break;
+      start = end + 1;
+    }
   }
-  if (name == "." || name == ".." || name.starts_with("../")) return "is a path";
   for (const char c : name) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) return "holds a control character";
   }
@@ -35,7 +49,7 @@ std::string limit_message(std::string_view name, std::uint64_t size, std::int64_
 void ZipArchive::Closer::operator()(zip* archive) const noexcept { zip_discard(archive); }
 
 ZipArchive::ZipArchive(std::string bytes, std::string_view reader, std::string path,
-                       const Limits& limits)
+                       const Limits& limits, ZipNames naming)
     : bytes_(std::move(bytes)), reader_(reader), path_(std::move(path)), limits_(limits) {
   zip_error_t error;
   zip_error_init(&error);
@@ -69,7 +83,7 @@ ZipArchive::ZipArchive(std::string bytes, std::string_view reader, std::string p
       fail("member " + std::to_string(i) + ": " + zip_strerror(archive_.get()));
     }
     const std::string name(stat.name);
-    const std::string problem = bad_name(name);
+    const std::string problem = bad_name(name, naming);
     if (!problem.empty()) fail("member name " + quoted_printable(name) + " " + problem);
     if ((stat.valid & ZIP_STAT_ENCRYPTION_METHOD) != 0 && stat.encryption_method != ZIP_EM_NONE) {
       fail("member " + quoted_printable(name) + " is encrypted");
@@ -130,10 +144,10 @@ void ZipArchive::fail(std::string_view message) const {
 }
 
 std::unique_ptr<ZipArchive> read_zip(const std::filesystem::path& path, std::string_view reader,
-                                     const Limits& limits) {
+                                     const Limits& limits, ZipNames naming) {
   InputFile file(path, reader);
   std::string bytes = read_bounded_file(file, limits.max_file_bytes, Content::kBinary);
-  return std::make_unique<ZipArchive>(std::move(bytes), reader, file.path(), limits);
+  return std::make_unique<ZipArchive>(std::move(bytes), reader, file.path(), limits, naming);
 }
 
 }  // namespace maskgat::detail

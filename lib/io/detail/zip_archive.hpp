@@ -5,7 +5,8 @@
 // Refused, each with a ParseError (LimitError for limits) `<reader>: <path>: <message>` that names
 // the member: what libzip does not open (not a zip, truncated, central directory and local
 // headers that disagree, a name given twice), more than `kMaxZipMembers` members, an empty,
-// path-like (`/`, `\`, `..`) or control-character name (as stored), an encrypted member, a
+// path-like or control-character name (as stored; with `ZipNames::kFlat` any `/` or `\`, with
+// `ZipNames::kFolders` a `\`, a leading `/`, or an empty, `.` or `..` folder), an encrypted member, a
 // compression other than stored or deflate, a member declaring more than
 // `Limits::max_file_bytes`, and a member whose data does not inflate to its declared size or
 // fails its CRC-32.
@@ -30,10 +31,15 @@ namespace maskgat::detail {
 // More members than any npz file holds (a few dozen arrays).
 inline constexpr std::int64_t kMaxZipMembers = 65'536;
 
+// The member names an archive may hold: flat (`x.npy`, as in an npz) or relative paths of folders
+// (`archive/data/0`, as in a torch.save file).
+enum class ZipNames : std::uint8_t { kFlat, kFolders };
+
 class MASKGAT_EXPORT ZipArchive {
  public:
   // Opens the archive `bytes`; `reader` and `path` are only used in messages.
-  ZipArchive(std::string bytes, std::string_view reader, std::string path, const Limits& limits);
+  ZipArchive(std::string bytes, std::string_view reader, std::string path, const Limits& limits,
+             ZipNames naming = ZipNames::kFlat);
   ZipArchive(const ZipArchive&) = delete;
   ZipArchive& operator=(const ZipArchive&) = delete;
   ~ZipArchive();
@@ -64,8 +70,8 @@ class MASKGAT_EXPORT ZipArchive {
 
 // Reads the archive at `path` whole (at most `limits.max_file_bytes`) and opens it. Throws IoError
 // `<reader>: cannot open '<path>': <reason>`, LimitError, ParseError.
-[[nodiscard]] MASKGAT_EXPORT std::unique_ptr<ZipArchive> read_zip(const std::filesystem::path& path,
-                                                                  std::string_view reader,
-                                                                  const Limits& limits);
+[[nodiscard]] MASKGAT_EXPORT std::unique_ptr<ZipArchive> read_zip(
+    const std::filesystem::path& path, std::string_view reader, const Limits& limits,
+    ZipNames naming = ZipNames::kFlat);
 
 }  // namespace maskgat::detail
