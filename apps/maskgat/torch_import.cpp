@@ -48,10 +48,12 @@ int run_import(ImportOptions& options) {
   if (options.run.json) {
     nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
     for (const NamedTensor& tensor : state.tensors) {
-      tensors.push_back(
-          {{"name", tensor.name}, {"dtype", torch_dtype_name(tensor.dtype)}, {"shape", tensor.shape}});
+      tensors.push_back({{"name", tensor.name},
+                         {"dtype", torch_dtype_name(tensor.dtype)},
+                         {"shape", tensor.shape}});
     }
-    nlohmann::ordered_json out = {{"command", "import"}, {"file", options.torch}, {"tensors", tensors}};
+    nlohmann::ordered_json out = {
+        {"command", "import"}, {"file", options.torch}, {"tensors", tensors}};
     std::cout << json_text(out, options.run) << '\n';
     return 0;
   }

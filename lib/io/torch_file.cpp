@@ -158,17 +158,18 @@ class TorchFile {
       if (slash != std::string::npos && name.substr(slash + 1) == "data.pkl") {
         folders.push_back(name.substr(0, slash + 1));
       }
-      if (slash != std::string::npos && name.substr(slash + 1) == "constants.pkl") torchscript = true;
+      if (slash != std::string::npos && name.substr(slash + 1) == "constants.pkl")
+        torchscript = true;
     }
     if (folders.size() == 1) {
       folder_ = folders.front();
       return;
     }
     if (folders.empty()) {
-      fail(torchscript ? std::string(
-                             "a TorchScript archive (torch.jit.save), not a state dict: save "
+      fail(torchscript
+               ? std::string("a TorchScript archive (torch.jit.save), not a state dict: save "
                              "model.state_dict() with torch.save")
-                       : std::string("no member <folder>/data.pkl: not a torch.save file"));
+               : std::string("no member <folder>/data.pkl: not a torch.save file"));
     }
     fail("members " + quoted_printable(folders[0] + "data.pkl") + " and " +
          quoted_printable(folders[1] + "data.pkl") + ": more than one folder holds a data.pkl");
@@ -242,8 +243,9 @@ class TorchFile {
       const Storage& known = found->second;
       if (known.cls != cls || known.numel != numel) {
         pickle_->fail("storage " + quoted_printable(key) + " is named as " +
-                      std::string(detail::pickle_class_name(known.cls)) + " of " + std::to_string(known.numel) +
-                      " elements" + detail::pickle_created_at(known.created_at) + " and as " +
+                      std::string(detail::pickle_class_name(known.cls)) + " of " +
+                      std::to_string(known.numel) + " elements" +
+                      detail::pickle_created_at(known.created_at) + " and as " +
                       std::string(detail::pickle_class_name(cls)) + " of " + std::to_string(numel) +
                       detail::pickle_created_at(pickle_->value(ref).offset));
       }
@@ -260,8 +262,9 @@ class TorchFile {
     const auto size = static_cast<std::int64_t>(entry.bytes.size());
     if (size / info.bytes != numel || size % info.bytes != 0) {
       fail("member " + quoted_printable(member) + " holds " + std::to_string(size) +
-           " bytes, but its storage is named as " + std::string(detail::pickle_class_name(cls)) + " of " +
-           std::to_string(numel) + " elements (" + std::to_string(info.bytes) + " bytes each)");
+           " bytes, but its storage is named as " + std::string(detail::pickle_class_name(cls)) +
+           " of " + std::to_string(numel) + " elements (" + std::to_string(info.bytes) +
+           " bytes each)");
     }
     return storages_.emplace(key, std::move(entry)).first->second;
   }

@@ -381,7 +381,8 @@ class PickleParser {
     if (p_.bytes(items[0]) != "storage" || p_.value(items[0]).kind != PickleKind::kString) {
       bad(0, "the string 'storage'");
     }
-    if (p_.value(items[1]).kind != PickleKind::kGlobal || !is_storage_class(p_.value(items[1]).cls)) {
+    if (p_.value(items[1]).kind != PickleKind::kGlobal ||
+        !is_storage_class(p_.value(items[1]).cls)) {
       bad(1, "a storage class (torch.FloatStorage, ...)");
     }
     if (p_.value(items[2]).kind != PickleKind::kString) bad(2, "a string (the storage key)");
@@ -488,6 +489,11 @@ class PickleParser {
     for (const auto& allowed : globals) {
       if (!expected.empty()) expected += ", ";
       expected.append(allowed.module).append(".").append(allowed.name);
+    }
+    if (vocabulary_ == PickleVocabulary::kTorch) {
+      expected +=
+          " (a torch.save file is read as a state dict: save model.state_dict(), not the "
+          "model)";
     }
     fail("global " + quoted_printable(std::string(module) + "." + std::string(name)) + byte_at(at) +
          " is not allowed: expected one of " + expected);

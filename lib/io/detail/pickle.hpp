@@ -74,17 +74,17 @@ enum class PickleClass : std::uint8_t {
   kCopyRegReconstructor,  // copy_reg._reconstructor
   kObject,                // __builtin__.object
   // The torch vocabulary.
-  kOrderedDict,      // collections.OrderedDict (a kDict)
-  kRebuildTensor,    // torch._utils._rebuild_tensor_v2; a kObject of this class is a tensor
-  kRebuildParameter, // torch._utils._rebuild_parameter
-  kFloatStorage,     // torch.FloatStorage
-  kDoubleStorage,    // torch.DoubleStorage
-  kHalfStorage,      // torch.HalfStorage
-  kBFloat16Storage,  // torch.BFloat16Storage
-  kLongStorage,      // torch.LongStorage
-  kIntStorage,       // torch.IntStorage
-  kBoolStorage,      // torch.BoolStorage
-  kStorageRef,       // a kObject made by BINPERSID; its arguments are the persistent id tuple
+  kOrderedDict,       // collections.OrderedDict (a kDict)
+  kRebuildTensor,     // torch._utils._rebuild_tensor_v2; a kObject of this class is a tensor
+  kRebuildParameter,  // torch._utils._rebuild_parameter
+  kFloatStorage,      // torch.FloatStorage
+  kDoubleStorage,     // torch.DoubleStorage
+  kHalfStorage,       // torch.HalfStorage
+  kBFloat16Storage,   // torch.BFloat16Storage
+  kLongStorage,       // torch.LongStorage
+  kIntStorage,        // torch.IntStorage
+  kBoolStorage,       // torch.BoolStorage
+  kStorageRef,        // a kObject made by BINPERSID; its arguments are the persistent id tuple
 };
 
 // Which globals (and opcodes) a file may use.

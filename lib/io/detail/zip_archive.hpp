@@ -6,8 +6,8 @@
 // the member: what libzip does not open (not a zip, truncated, central directory and local
 // headers that disagree, a name given twice), more than `kMaxZipMembers` members, an empty,
 // path-like or control-character name (as stored; with `ZipNames::kFlat` any `/` or `\`, with
-// `ZipNames::kFolders` a `\`, a leading `/`, or an empty, `.` or `..` folder), an encrypted member, a
-// compression other than stored or deflate, a member declaring more than
+// `ZipNames::kFolders` a `\`, a leading `/`, or an empty, `.` or `..` folder), an encrypted member,
+// a compression other than stored or deflate, a member declaring more than
 // `Limits::max_file_bytes`, and a member whose data does not inflate to its declared size or
 // fails its CRC-32.
 

@@ -234,6 +234,38 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(parse(bytes("\x80\x02N.N")),
                          "planetoid: t.pkl: 1 trailing byte(s) after STOP at byte 3",
                          maskgat::ParseError);
+    // A persistent id (BINPERSID) belongs to torch.save files only: 2 NONE, 3 BINPERSID.
+    CHECK_THROWS_WITH_AS(parse(bytes("\x80\x02NQ.")),
+                         "planetoid: t.pkl: BINPERSID at byte 3: a persistent id belongs in a "
+                         "torch.save file, not here",
+                         maskgat::ParseError);
+    // So do the torch globals: 2 GLOBAL 'collections OrderedDict'.
+    CHECK_THROWS_WITH_AS(parse(bytes("\x80\x02"
+                                     "ccollections\nOrderedDict\n"
+                                     ")R.")),
+                         (std::string("planetoid: t.pkl: global 'collections.OrderedDict' at "
+                                      "byte 2 is not allowed: ") +
+                          kAllowed)
+                             .c_str(),
+                         maskgat::ParseError);
+  }
+
+  TEST_CASE("pickle: LONG1 holds integers of up to 8 bytes, sign-extended") {
+    // 2 LONG1 of 2 bytes 0xff 0x7f = 32767; 6 LONG1 of 1 byte 0xff = -1; 9 LONG1 of 8 bytes
+    // = 10^12; 19 LONG1 of 0 bytes = 0; 21 TUPLE of the four from 1 MARK.
+    const Pickle p =
+        parse(bytes("\x80\x02(\x8a\x02\xff\x7f\x8a\x01\xff"
+                    "\x8a\x08\x00\x10\xa5\xd4\xe8\x00\x00\x00\x8a\x00t."));
+    const auto items = p.items(p.root());
+    REQUIRE(items.size() == 4);
+    CHECK(p.value(items[0]).integer == 32767);
+    CHECK(p.value(items[1]).integer == -1);
+    CHECK(p.value(items[2]).integer == 1'000'000'000'000);
+    CHECK(p.value(items[3]).integer == 0);
+    CHECK_THROWS_WITH_AS(parse(bytes("\x80\x02\x8a\x09\x01\x02\x03\x04\x05\x06\x07\x08\x09.")),
+                         "planetoid: t.pkl: LONG1 at byte 2 holds 9 bytes, more than the 8 of a "
+                         "64-bit integer",
+                         maskgat::ParseError);
   }
 
   TEST_CASE("pickle: globals outside the allowlist are refused before anything is called") {
