@@ -274,7 +274,8 @@ Dataset load_data_for_model(DataOptions& options, const std::optional<train::Dat
   });
   if (!trained) {
     say(run, "note: model " + model +
-                 " holds no record of its data (saved by an older version); the data is used "
+                 " holds no record of its data (imported, or saved by an older version); the "
+                 "data is used "
                  "as given");
     return dataset;
   }

@@ -19,7 +19,7 @@
 #include "maskgat/core/error.hpp"
 #include "maskgat/version.hpp"
 #include "partition.hpp"
-#include "torch_import.hpp"
+#include "torch_state.hpp"
 #include "train.hpp"
 #include "use_model.hpp"
 
@@ -118,6 +118,8 @@ int main(int argc, char** argv) {
   maskgat::app::add_partition_command(app, partition);
   maskgat::app::ImportOptions import_options;
   maskgat::app::add_import_command(app, import_options);
+  maskgat::app::ExportOptions export_options;
+  maskgat::app::add_export_command(app, export_options);
   for (CLI::App* command : app.get_subcommands({})) {
     const std::string examples = command->get_footer();
     command->footer(examples.empty() ? app.get_footer() : examples + "\n\n" + app.get_footer());
@@ -146,6 +148,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("convert")) return maskgat::app::run_convert(convert);
     if (app.got_subcommand("partition")) return maskgat::app::run_partition(partition);
     if (app.got_subcommand("import")) return maskgat::app::run_import(import_options);
+    if (app.got_subcommand("export")) return maskgat::app::run_export(export_options);
   } catch (const maskgat::InvalidArgument& error) {
     std::cerr << "error: " << error.what() << '\n';
     return kExitUsage;

@@ -57,6 +57,7 @@
 #include "maskgat/train/layerwise.hpp"
 #include "maskgat/train/metrics.hpp"
 #include "maskgat/train/predictor.hpp"
+#include "maskgat/train/torch_state.hpp"
 #include "maskgat/train/trainer.hpp"
 #include "maskgat/transforms/positional.hpp"
 #include "maskgat/version.hpp"

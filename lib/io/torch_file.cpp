@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cctype>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -11,9 +13,11 @@
 
 #include "io/detail/input_file.hpp"
 #include "io/detail/pickle.hpp"
+#include "io/detail/pickle_writer.hpp"
 #include "io/detail/text.hpp"
 #include "io/detail/zip_archive.hpp"
 #include "maskgat/core/error.hpp"
+#include "maskgat/io/output_file.hpp"
 
 namespace maskgat {
 namespace {
@@ -83,6 +87,168 @@ double element(const std::string& storage, TorchDtype dtype, std::int64_t index)
   }
   return 0.0;
 }
+
+const DtypeInfo& info_of(TorchDtype dtype) {
+  for (const auto& info : kDtypes) {
+    if (info.dtype == dtype) return info;
+  }
+  return kDtypes[0];
+}
+
+template <typename T>
+void store(std::string& out, T value) {
+  char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  out.append(bytes, sizeof(T));
+}
+
+// The little-endian storage of `tensor`'s values in its dtype.
+std::string storage_bytes(const NamedTensor& tensor) {
+  std::string out;
+  out.reserve(tensor.values.size() * static_cast<std::size_t>(info_of(tensor.dtype).bytes));
+  for (const double value : tensor.values) {
+    switch (tensor.dtype) {
+      case TorchDtype::kFloat32:
+        store(out, static_cast<float>(value));
+        break;
+      case TorchDtype::kFloat64:
+        store(out, value);
+        break;
+      case TorchDtype::kFloat16:
+        store(out, Eigen::numext::bit_cast<std::uint16_t>(Eigen::half(static_cast<float>(value))));
+        break;
+      case TorchDtype::kBFloat16:
+        store(out,
+              Eigen::numext::bit_cast<std::uint16_t>(Eigen::bfloat16(static_cast<float>(value))));
+        break;
+      case TorchDtype::kInt64:
+        store(out, static_cast<std::int64_t>(value));
+        break;
+      case TorchDtype::kInt32:
+        store(out, static_cast<std::int32_t>(value));
+        break;
+      case TorchDtype::kBool:
+        out += static_cast<char>(value != 0.0 ? 1 : 0);
+        break;
+    }
+  }
+  return out;
+}
+
+// Whether `value` fits an integer or bool dtype exactly (any value fits a float dtype).
+bool fits(TorchDtype dtype, double value) {
+  switch (dtype) {
+    case TorchDtype::kInt64:
+      return std::nearbyint(value) == value && value >= -9.223372036854775808e18 &&
+             value < 9.223372036854775808e18;
+    case TorchDtype::kInt32:
+      return std::nearbyint(value) == value && value >= -2147483648.0 && value <= 2147483647.0;
+    case TorchDtype::kBool:
+      return value == 0.0 || value == 1.0;
+    default:
+      return true;
+  }
+}
+
+std::uint32_t crc32(std::string_view bytes) {
+  static const std::array<std::uint32_t, 256> kTable = [] {
+    std::array<std::uint32_t, 256> table{};
+    for (std::uint32_t n = 0; n < 256; ++n) {
+      std::uint32_t c = n;
+      for (int k = 0; k < 8; ++k) c = (c & 1U) != 0 ? 0xEDB88320U ^ (c >> 1U) : c >> 1U;
+      table[n] = c;
+    }
+    return table;
+  }();
+  std::uint32_t c = 0xFFFFFFFFU;
+  for (const char byte : bytes) c = kTable[(c ^ static_cast<unsigned char>(byte)) & 0xFFU] ^ (c >> 8U);
+  return c ^ 0xFFFFFFFFU;
+}
+
+// A zip archive of stored members, each member's data starting at a multiple of 64 bytes (a
+// local extra field of id 0x4246 pads the header, as PyTorch's writer does).
+class StoredZip {
+ public:
+  void add(const std::string& name, std::string_view content) {
+    const std::uint64_t header = out_.size();
+    const std::uint64_t unpadded = header + 30 + name.size();
+    std::uint64_t padding = (64 - unpadded % 64) % 64;
+    if (padding != 0 && padding < 4) padding += 64;  // an extra field needs its 4-byte header
+    const std::uint32_t crc = crc32(content);
+    put32(0x04034b50U);
+    put_common(crc, content.size(), name.size());
+    put16(static_cast<std::uint16_t>(padding));
+    out_ += name;
+    if (padding != 0) {
+      put16(0x4246U);
+      put16(static_cast<std::uint16_t>(padding - 4));
+      out_.append(padding - 4, 'Z');
+    }
+    out_.append(content);
+    members_.push_back({name, crc, content.size(), header});
+  }
+
+  // The whole archive, with its central directory.
+  std::string finish(const std::string& path) {
+    const std::uint64_t directory = out_.size();
+    for (const Member& member : members_) {
+      put32(0x02014b50U);
+      put16(20);  // made by: version 2.0
+      put_common(member.crc, member.size, member.name.size());
+      put16(0);  // extra field length
+      put16(0);  // comment length
+      put16(0);  // disk number
+      put16(0);  // internal attributes
+      put32(0);  // external attributes
+      put32(static_cast<std::uint32_t>(member.header));
+      out_ += member.name;
+    }
+    const std::uint64_t end = out_.size();
+    put32(0x06054b50U);
+    put16(0);
+    put16(0);
+    put16(static_cast<std::uint16_t>(members_.size()));
+    put16(static_cast<std::uint16_t>(members_.size()));
+    put32(static_cast<std::uint32_t>(end - directory));
+    put32(static_cast<std::uint32_t>(directory));
+    put16(0);
+    if (out_.size() >= (std::uint64_t{1} << 32) || members_.size() >= 65535) {
+      throw LimitError("torch", path, 0,
+                       "the state dict needs a zip of " + std::to_string(out_.size()) +
+                           " bytes and " + std::to_string(members_.size()) +
+                           " members; the format without its 64-bit extension holds under 4 GiB "
+                           "and 65535 members");
+    }
+    return std::move(out_);
+  }
+
+ private:
+  struct Member {
+    std::string name;
+    std::uint32_t crc;
+    std::uint64_t size;
+    std::uint64_t header;
+  };
+
+  void put16(std::uint16_t value) { store(out_, value); }
+  void put32(std::uint32_t value) { store(out_, value); }
+
+  // Version needed, flags, method (stored), time, date, CRC-32, both sizes, name length.
+  void put_common(std::uint32_t crc, std::uint64_t size, std::size_t name_length) {
+    put16(20);
+    put16(0);
+    put16(0);
+    put16(0);
+    put16(0x21);  // 1980-01-01
+    put32(crc);
+    put32(static_cast<std::uint32_t>(size));
+    put32(static_cast<std::uint32_t>(size));
+    put16(static_cast<std::uint16_t>(name_length));
+  }
+
+  std::string out_;
+  std::vector<Member> members_;
+};
 
 // One storage: its class and element count as first named, and its bytes.
 struct Storage {
@@ -402,6 +568,57 @@ const NamedTensor* StateDict::find(std::string_view name) const noexcept {
 StateDict read_state_dict(const std::filesystem::path& path, const TorchReadOptions& options) {
   TorchFile file(path, options);
   return file.state_dict();
+}
+
+void write_state_dict(const std::filesystem::path& path, const StateDict& state, bool overwrite) {
+  const auto fail = [](const std::string& message) {
+    throw InvalidArgument("write_state_dict: " + message);
+  };
+  // The folder torch.save names after the file; a stem that is not a plain name is replaced.
+  std::string folder = path.stem().string();
+  const bool plain = !folder.empty() && std::all_of(folder.begin(), folder.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
+  });
+  if (!plain) folder = "archive";
+  std::vector<detail::TorchTensorRecord> records;
+  std::vector<std::string> storages;
+  std::map<std::string, int, std::less<>> names;
+  for (const NamedTensor& tensor : state.tensors) {
+    if (tensor.name.empty()) fail("a tensor has an empty name");
+    if (!names.emplace(tensor.name, 0).second) fail("the name '" + tensor.name + "' is given twice");
+    std::int64_t numel = 1;
+    for (const std::int64_t extent : tensor.shape) {
+      if (extent < 0) fail("tensor '" + tensor.name + "' has a negative size");
+      numel *= extent;
+    }
+    if (numel != static_cast<std::int64_t>(tensor.values.size())) {
+      fail("tensor '" + tensor.name + "' has " + std::to_string(tensor.values.size()) +
+           " values for a shape of " + std::to_string(numel) + " elements");
+    }
+    for (const double value : tensor.values) {
+      if (!fits(tensor.dtype, value)) {
+        fail("tensor '" + tensor.name + "' holds " + std::to_string(value) + ", which " +
+             torch_dtype_name(tensor.dtype) + " cannot hold");
+      }
+    }
+    detail::TorchTensorRecord record;
+    record.name = tensor.name;
+    record.storage_class = std::string(detail::pickle_class_name(info_of(tensor.dtype).storage))
+                               .substr(std::string_view("torch.").size());
+    record.key = std::to_string(records.size());
+    record.numel = numel;
+    record.shape = tensor.shape;
+    records.push_back(std::move(record));
+    storages.push_back(storage_bytes(tensor));
+  }
+  StoredZip zip;
+  zip.add(folder + "/data.pkl", detail::PickleWriter().state_dict(records).finish());
+  zip.add(folder + "/byteorder", "little");
+  for (std::size_t i = 0; i < storages.size(); ++i) {
+    zip.add(folder + "/data/" + std::to_string(i), storages[i]);
+  }
+  zip.add(folder + "/version", "3\n");
+  write_file_atomically(path, zip.finish(path.string()), overwrite);
 }
 
 }  // namespace maskgat

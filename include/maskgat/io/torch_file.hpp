@@ -1,8 +1,9 @@
 #pragma once
 /// @file
 /// PyTorch state dicts: the reader of `torch.save` files (PyTorch's zip format, 1.6 and later),
-/// returning named tensors. Nothing in the file is executed: its pickle is interpreted by a
-/// bounded reader that accepts only what a state dict needs (docs/pytorch.md).
+/// returning named tensors, and the writer of files `torch.load` reads. Nothing in a file is
+/// executed: its pickle is interpreted by a bounded reader that accepts only what a state dict
+/// needs (docs/pytorch.md).
 
 #include <cstdint>
 #include <filesystem>
@@ -80,5 +81,19 @@ struct TorchReadOptions {
 ///         above).
 [[nodiscard]] MASKGAT_EXPORT StateDict read_state_dict(const std::filesystem::path& path,
                                                        const TorchReadOptions& options);
+
+/// Writes `state` as a `torch.save` file that `torch.load` reads (PyTorch 1.6 and later): an
+/// OrderedDict of contiguous tensors, each in its dtype with its own storage, in a stored zip
+/// whose folder is named after the file's stem (as torch.save names it) and whose storages start
+/// at multiples of 64 bytes (as PyTorch aligns them). `read_state_dict` reads it back bitwise.
+/// Serial.
+/// @param path      the file; its directory must exist
+/// @param state     unique names; each tensor's values as many as its shape's product
+/// @param overwrite replace an existing file (written whole or not at all, `write_file_atomically`)
+/// @throws InvalidArgument (a name given twice or empty, values that do not fill the shape, a
+///         value that its dtype cannot hold), IoError as `write_file_atomically`, LimitError for
+///         a file of 4 GiB or more (the zip format without its 64-bit extension).
+MASKGAT_EXPORT void write_state_dict(const std::filesystem::path& path, const StateDict& state,
+                                     bool overwrite);
 
 }  // namespace maskgat

@@ -23,11 +23,11 @@ using maskgat::StateDict;
 using maskgat::TorchDtype;
 using maskgat::TorchReadOptions;
 using maskgat::test::Members;
-using maskgat::test::PickleBytes;
+using maskgat::detail::PickleWriter;
 using maskgat::test::raw_bytes;
 using maskgat::test::state_dict_pickle;
 using maskgat::test::torch_zip;
-using maskgat::test::TorchTensorSpec;
+using maskgat::detail::TorchTensorRecord;
 
 std::filesystem::path save(const std::string& name, const std::string& bytes) {
   return maskgat::test::write_file("torch_file", name, bytes);
@@ -51,9 +51,9 @@ std::string error_of(const std::string& bytes, const TorchReadOptions& options =
   return "no error";
 }
 
-TorchTensorSpec spec(std::string name, std::string key, std::vector<std::int64_t> shape,
+TorchTensorRecord spec(std::string name, std::string key, std::vector<std::int64_t> shape,
                      std::int64_t numel) {
-  TorchTensorSpec s;
+  TorchTensorRecord s;
   s.name = std::move(name);
   s.key = std::move(key);
   s.shape = std::move(shape);
@@ -64,7 +64,7 @@ TorchTensorSpec spec(std::string name, std::string key, std::vector<std::int64_t
 const std::string kSix = raw_bytes<float>({1, 2, 3, 4, 5, 6});
 
 // A state dict of one 2 x 3 float tensor over storage 0.
-std::string one_tensor(TorchTensorSpec s, const std::string& storage = kSix) {
+std::string one_tensor(TorchTensorRecord s, const std::string& storage = kSix) {
   return torch_zip("archive", state_dict_pickle({s}), {{"0", storage}});
 }
 
@@ -72,9 +72,9 @@ std::string one_tensor(TorchTensorSpec s, const std::string& storage = kSix) {
 
 TEST_SUITE("unit") {
   TEST_CASE("torch: a state dict of float tensors and a parameter reads in order") {
-    TorchTensorSpec weight = spec("lin.weight", "0", {2, 3}, 6);
+    TorchTensorRecord weight = spec("lin.weight", "0", {2, 3}, 6);
     weight.parameter = true;
-    TorchTensorSpec bias = spec("lin.bias", "1", {2}, 2);
+    TorchTensorRecord bias = spec("lin.bias", "1", {2}, 2);
     const StateDict state = read(torch_zip("archive", state_dict_pickle({weight, bias}),
                                            {{"0", kSix}, {"1", raw_bytes<float>({-1.5F, 0.25F})}}));
     REQUIRE(state.tensors.size() == 2);
@@ -89,11 +89,11 @@ TEST_SUITE("unit") {
 
   TEST_CASE("torch: views read through their offset and strides; shared storages read once") {
     // The transpose of the 2 x 3 storage, and its second row as a slice.
-    TorchTensorSpec transposed = spec("t", "0", {3, 2}, 6);
+    TorchTensorRecord transposed = spec("t", "0", {3, 2}, 6);
     transposed.stride = {1, 3};
-    TorchTensorSpec row = spec("row", "0", {3}, 6);
+    TorchTensorRecord row = spec("row", "0", {3}, 6);
     row.offset = 3;
-    TorchTensorSpec expanded = spec("expanded", "0", {2, 2}, 6);
+    TorchTensorRecord expanded = spec("expanded", "0", {2, 2}, 6);
     expanded.stride = {0, 1};
     const StateDict state =
         read(torch_zip("m", state_dict_pickle({transposed, row, expanded}), {{"0", kSix}}));
@@ -104,7 +104,7 @@ TEST_SUITE("unit") {
 
   TEST_CASE("torch: every storage class reads to its dtype and values") {
     const auto one = [](const std::string& cls, const std::string& storage, std::int64_t numel) {
-      TorchTensorSpec s = spec("x", "0", {numel}, numel);
+      TorchTensorRecord s = spec("x", "0", {numel}, numel);
       s.storage_class = cls;
       return read(one_tensor(s, storage)).tensors.at(0);
     };
@@ -132,7 +132,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("torch: a 0-d tensor, a GPU location, deflated members and no byteorder member") {
-    TorchTensorSpec count = spec("bn.num_batches_tracked", "0", {}, 1);
+    TorchTensorRecord count = spec("bn.num_batches_tracked", "0", {}, 1);
     count.storage_class = "LongStorage";
     count.location = "cuda:0";
     const StateDict state = read(torch_zip("gat", state_dict_pickle({count}),
@@ -142,7 +142,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("torch: a checkpoint that wraps the state dict is read with its key") {
-    PickleBytes p;
+    PickleWriter p;
     p.op('}').op('(').text("epoch").integer(12).text("model_state_dict");
     p.global("collections", "OrderedDict").op(')').op('R').op('(');
     p.text("w").tensor(spec("w", "0", {6}, 6)).op('u').op('u');
@@ -193,7 +193,7 @@ TEST_SUITE("unit") {
              {"__builtin__", "eval"},
              {"torch_geometric.nn.conv.gat_conv", "GATConv"},
              {"numpy", "ndarray"}}) {
-      PickleBytes p;
+      PickleWriter p;
       p.global(module, name).text("echo hacked").op('\x85').op('R');
       const std::string message = error_of(torch_zip("archive", p.finish(), {}));
       CAPTURE(message);
@@ -203,11 +203,11 @@ TEST_SUITE("unit") {
                                 "collections.OrderedDict, torch._utils._rebuild_tensor_v2, "));
     }
     // A persistent id is no way around it: only ('storage', class, key, location, numel) is one.
-    PickleBytes p;
+    PickleWriter p;
     p.global("builtins", "eval");
     const std::string message = error_of(torch_zip("archive", p.op('Q').finish(), {}));
     CHECK(message.find("global 'builtins.eval' at byte 2 is not allowed") != std::string::npos);
-    PickleBytes q;
+    PickleWriter q;
     q.text("os.system").op('Q');
     CHECK(error_of(torch_zip("archive", q.finish(), {})) ==
           "torch: F: member 'archive/data.pkl': BINPERSID at byte 16 expects a tuple ('storage', "
@@ -218,14 +218,14 @@ TEST_SUITE("unit") {
     CHECK(error_of(one_tensor(spec("w", "7", {2, 3}, 6))) ==
           "torch: F: member 'archive/data.pkl': storage '7' created at byte 120 has no member "
           "'archive/data/7'");
-    TorchTensorSpec a = spec("a", "0", {6}, 6);
-    TorchTensorSpec b = spec("b", "0", {3}, 6);
+    TorchTensorRecord a = spec("a", "0", {6}, 6);
+    TorchTensorRecord b = spec("b", "0", {3}, 6);
     b.storage_class = "DoubleStorage";
     CHECK(error_of(torch_zip("archive", state_dict_pickle({a, b}), {{"0", kSix}})) ==
           "torch: F: member 'archive/data.pkl': storage '0' is named as torch.FloatStorage of 6 "
           "elements created at byte 120 and as torch.DoubleStorage of 6 created at byte 252");
     // The dtype the class implies and the member's bytes disagree.
-    TorchTensorSpec wide = spec("w", "0", {6}, 6);
+    TorchTensorRecord wide = spec("w", "0", {6}, 6);
     wide.storage_class = "DoubleStorage";
     CHECK(error_of(one_tensor(wide)) ==
           "torch: F: member 'archive/data/0' holds 24 bytes, but its storage is named as "
@@ -237,31 +237,31 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("torch: views past their storage, negative strides and huge shapes are refused") {
-    TorchTensorSpec past = spec("w", "0", {3, 2}, 6);
+    TorchTensorRecord past = spec("w", "0", {3, 2}, 6);
     past.offset = 1;
     CHECK(error_of(one_tensor(past)) ==
           "torch: F: member 'archive/data.pkl': tensor 'w' of shape (3, 2), strides (2, 1) and "
           "offset 1 reads past the end of its 6-element storage");
-    TorchTensorSpec negative = spec("w", "0", {3}, 6);
+    TorchTensorRecord negative = spec("w", "0", {3}, 6);
     negative.stride = {-1};
     CHECK(error_of(one_tensor(negative)) ==
           "torch: F: member 'archive/data.pkl': tensor 'w': stride 0 is -1, expected a "
           "non-negative int");
-    TorchTensorSpec overflowing = spec("w", "0", {3, 2}, 6);
+    TorchTensorRecord overflowing = spec("w", "0", {3, 2}, 6);
     overflowing.stride = {std::numeric_limits<std::int64_t>::max(), 1};
     CHECK(
         error_of(one_tensor(overflowing)).ends_with("reads past the end of its 6-element storage"));
-    TorchTensorSpec huge = spec("w", "0", {1'000'000, 1'000'000}, 6);
+    TorchTensorRecord huge = spec("w", "0", {1'000'000, 1'000'000}, 6);
     huge.stride = {0, 0};
     CHECK(error_of(one_tensor(huge)) ==
           "torch: F: tensor 'w' of shape (1000000, 1000000) takes the state dict past 1000000000 "
           "elements (Limits::max_array_elements)");
-    TorchTensorSpec claim = spec("w", "0", {1'000'000'000'000}, 6);  // LONG1 in the pickle
+    TorchTensorRecord claim = spec("w", "0", {1'000'000'000'000}, 6);  // LONG1 in the pickle
     claim.stride = {0};
     CHECK(error_of(one_tensor(claim)) ==
           "torch: F: tensor 'w' of shape (1000000000000) takes the state dict past 1000000000 "
           "elements (Limits::max_array_elements)");
-    TorchTensorSpec offset = spec("w", "0", {2}, 6);
+    TorchTensorRecord offset = spec("w", "0", {2}, 6);
     offset.offset = -2;
     CHECK(error_of(one_tensor(offset)) ==
           "torch: F: member 'archive/data.pkl': tensor 'w' has the negative storage offset -2");
@@ -274,13 +274,13 @@ TEST_SUITE("unit") {
     CHECK(error_of(twice) ==
           "torch: F: member 'archive/data.pkl': the state dict gives the key "
           "'w' twice");
-    PickleBytes p;
+    PickleWriter p;
     p.global("collections", "OrderedDict").op(')').op('R').text("x").integer(3).op('s');
     CHECK(error_of(torch_zip("archive", p.finish(), {})) ==
           "torch: F: member 'archive/data.pkl': the file holds a dict whose item 'x' is an int "
           "(created at byte 35), not a tensor: if it wraps a state dict, name the item with --key; "
           "its keys are 'x'");
-    PickleBytes list;
+    PickleWriter list;
     list.op(']');
     CHECK(error_of(torch_zip("archive", list.finish(), {})) ==
           "torch: F: member 'archive/data.pkl': the file holds a list (created at byte 2), "
