@@ -161,7 +161,8 @@ std::uint32_t crc32(std::string_view bytes) {
     return table;
   }();
   std::uint32_t c = 0xFFFFFFFFU;
-  for (const char byte : bytes) c = kTable[(c ^ static_cast<unsigned char>(byte)) & 0xFFU] ^ (c >> 8U);
+  for (const char byte : bytes)
+    c = kTable[(c ^ static_cast<unsigned char>(byte)) & 0xFFU] ^ (c >> 8U);
   return c ^ 0xFFFFFFFFU;
 }
 
@@ -585,7 +586,8 @@ void write_state_dict(const std::filesystem::path& path, const StateDict& state,
   std::map<std::string, int, std::less<>> names;
   for (const NamedTensor& tensor : state.tensors) {
     if (tensor.name.empty()) fail("a tensor has an empty name");
-    if (!names.emplace(tensor.name, 0).second) fail("the name '" + tensor.name + "' is given twice");
+    if (!names.emplace(tensor.name, 0).second)
+      fail("the name '" + tensor.name + "' is given twice");
     std::int64_t numel = 1;
     for (const std::int64_t extent : tensor.shape) {
       if (extent < 0) fail("tensor '" + tensor.name + "' has a negative size");

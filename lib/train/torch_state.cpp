@@ -191,7 +191,8 @@ class Matcher {
     if (!message.empty()) throw Error("state dict: " + message);
     for (const auto& [copy, original] : copies_) {
       if (state_.find(copy)->values != state_.find(original)->values) {
-        throw Error("state dict: " + in_quotes(copy) + " should be a copy of " + in_quotes(original) +
+        throw Error("state dict: " + in_quotes(copy) + " should be a copy of " +
+                    in_quotes(original) +
                     " (the model shares one weight), but their values differ");
       }
     }
@@ -410,8 +411,8 @@ Checkpoint checkpoint_of(const nn::Model& model, std::vector<std::string> class_
                          std::string source) {
   if (static_cast<std::int64_t>(class_names.size()) != model.options().classes) {
     throw InvalidArgument("checkpoint_of: " + std::to_string(class_names.size()) +
-                          " class names for a model of " +
-                          std::to_string(model.options().classes) + " classes");
+                          " class names for a model of " + std::to_string(model.options().classes) +
+                          " classes");
   }
   const std::set<std::string> distinct(class_names.begin(), class_names.end());
   if (distinct.size() != class_names.size() || distinct.count("") != 0) {

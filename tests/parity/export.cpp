@@ -3,24 +3,32 @@
 // with PyTorch.
 //
 // usage: maskgat-parity-export OUT_DIR [DATA_DIR]
+//        maskgat-parity-export --import DIR DATA_DIR   (the state dict parity, state_dicts.py)
 // Cases: a small random graph with dense features (every layer, concat and mean, with and
 // without the additive terms; input gradients too); models from specs on small random graphs
 // (residual blocks with LayerNorm and a learned skip, BatchNorm in training and evaluation, linear
-// layers and activations, edge features in GAT and GATv2 scores); and, when DATA_DIR holds Cora, Cora's graph with its sparse
-// row-normalised features (every layer with the GAT paper's hidden shape).
+// layers and activations, edge features in GAT and GATv2 scores); and, when DATA_DIR holds Cora,
+// Cora's graph with its sparse row-normalised features (every layer with the GAT paper's hidden
+// shape).
 
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "maskgat/io/dataset.hpp"
+#include "maskgat/io/torch_file.hpp"
 #include "maskgat/nn/dot_attention_conv.hpp"
 #include "maskgat/nn/gat_conv.hpp"
 #include "maskgat/nn/gatv2_conv.hpp"
 #include "maskgat/nn/model.hpp"
 #include "maskgat/nn/spec.hpp"
+#include "maskgat/train/torch_state.hpp"
 #include "support/random_data.hpp"
 
 namespace {
@@ -94,23 +102,27 @@ void write_graph_and_input(JsonWriter& json, const Graph& graph, InputRef<float>
   }
 }
 
-// Every tensor of `store` by name: `{"name": {"value": ..., "grad": ...}}`, or the values alone
-// (`{"name": matrix}`) without `grads`.
-void write_store(JsonWriter& json, const nn::ParameterStore<float>& store, bool grads) {
+// What `write_store` writes of each tensor: `{"name": matrix}`, `{"name": {"value": ...}}` or
+// `{"name": {"value": ..., "grad": ...}}`.
+enum class StoreFields { kMatrices, kValues, kValuesAndGrads };
+
+void write_store(JsonWriter& json, const nn::ParameterStore<float>& store, StoreFields fields) {
   json.raw("{");
   bool first = true;
   for (const auto& entry : store.entries()) {
     json.raw(first ? "" : ",");
     first = false;
     json.key(entry.name);
-    if (!grads) {
+    if (fields == StoreFields::kMatrices) {
       json.matrix(store.value(entry.parameter));
       continue;
     }
     json.raw("{\"value\":");
     json.matrix(store.value(entry.parameter));
-    json.raw(",\"grad\":");
-    json.matrix(store.grad(entry.parameter));
+    if (fields == StoreFields::kValuesAndGrads) {
+      json.raw(",\"grad\":");
+      json.matrix(store.grad(entry.parameter));
+    }
     json.raw("}");
   }
   json.raw("}");
@@ -137,7 +149,7 @@ void export_case(const std::filesystem::path& dir, const Case& c, const std::str
            ",");
   write_graph_and_input(json, *c.graph, c.x);
   json.raw(",\"parameters\":");
-  write_store(json, store, true);
+  write_store(json, store, StoreFields::kValuesAndGrads);
   json.raw(",");
   json.key("grad_out");
   json.matrix(grad_out);
@@ -159,11 +171,12 @@ enum class ModelMode { kTrain, kEvalWithStatistics };
 // A model built from `spec_json` (exported as written, so that reference.py applies PyTorch's
 // defaults, names and widths itself), every parameter moved off its initial value (biases, scales
 // and shifts start at 0 or 1), run once on `graph` and `x`; the gradients are those of
-// L = sum(logits .* R) for a random R (`grad_out`). Without dropout, so the run is deterministic.
+// L = sum(logits .* R) for a random R (`grad_out`); without `gradients`, the logits alone.
+// Without dropout, so the run is deterministic.
 void export_model_case(const std::filesystem::path& dir, const std::string& name,
-                       const char* spec_json, const Graph& graph, const RowMatrix<float>& x,
+                       const char* spec_json, const Graph& graph, InputRef<float> x,
                        std::int64_t classes, ModelMode mode, std::uint64_t seed,
-                       const RowMatrix<float>* edge_features = nullptr) {
+                       const RowMatrix<float>* edge_features = nullptr, bool gradients = true) {
   nn::ModelSpec spec = nn::parse_model_spec(spec_json, name);
   spec.in_features = x.cols();
   spec.classes = classes;
@@ -194,23 +207,27 @@ void export_model_case(const std::filesystem::path& dir, const std::string& name
     model.set_edge_features(edge_features);
   }
   json.raw(",\"buffers_before\":");
-  write_store(json, buffers, false);
+  write_store(json, buffers, StoreFields::kMatrices);
 
   maskgat::Rng unused(seed + 1);  // no dropout: nothing is drawn
   const RowMatrix<float> logits = model.forward(
       graph, x, mode == ModelMode::kTrain ? nn::Mode::kTrain : nn::Mode::kEval, unused);
-  const RowMatrix<float> grad_out =
-      maskgat::test::random_matrix<float>(logits.rows(), logits.cols(), seed + 2);
-  model.parameters().zero_grad();
-  model.backward(graph, x, grad_out);
-
   json.raw(",\"buffers\":");
-  write_store(json, buffers, false);
-  json.raw(",\"parameters\":");
-  write_store(json, model.parameters(), true);
-  json.raw(",");
-  json.key("grad_out");
-  json.matrix(grad_out);
+  write_store(json, buffers, StoreFields::kMatrices);
+  if (gradients) {
+    const RowMatrix<float> grad_out =
+        maskgat::test::random_matrix<float>(logits.rows(), logits.cols(), seed + 2);
+    model.parameters().zero_grad();
+    model.backward(graph, x, grad_out);
+    json.raw(",\"parameters\":");
+    write_store(json, model.parameters(), StoreFields::kValuesAndGrads);
+    json.raw(",");
+    json.key("grad_out");
+    json.matrix(grad_out);
+  } else {
+    json.raw(",\"parameters\":");
+    write_store(json, model.parameters(), StoreFields::kValues);
+  }
   json.raw(",");
   json.key("out");
   json.matrix(logits);
@@ -259,6 +276,88 @@ constexpr const char* kEdgeFeaturesSpec = R"({"modules": [
   {"type": "gatv2", "heads": 2, "channels": 3, "edge_dim": 3, "add_self_loops": false},
   {"type": "elu"},
   {"type": "gat", "heads": 1, "channels": "classes", "edge_dim": 3}]})";
+
+// Models with PyG's names for the state dict parity (state_dicts.py): on Cora, in evaluation
+// mode (their logits only: the gradients are checked on the cases above), each a stack PyG
+// users build. (e) The GAT paper's stack, concatenated heads then
+// averaged ones. (f) GATv2 and GAT reading edge features, a GAT layer with a residual
+// projection. (g) A linear encoder, LayerNorm, GAT, BatchNorm with running statistics and a
+// linear head.
+constexpr const char* kImportGatSpec = R"({"modules": [
+  {"type": "gat", "name": "conv1", "heads": 8, "channels": 8},
+  {"type": "elu"},
+  {"type": "gat", "name": "conv2", "heads": 2, "channels": "classes", "concat": false}]})";
+constexpr const char* kImportEdgeSpec = R"({"modules": [
+  {"type": "gatv2", "name": "conv1", "heads": 4, "channels": 8, "edge_dim": 3},
+  {"type": "elu"},
+  {"type": "gat", "name": "conv2", "heads": 2, "channels": 8, "edge_dim": 3, "residual": true},
+  {"type": "elu"},
+  {"type": "gat", "name": "conv3", "heads": 1, "channels": "classes"}]})";
+constexpr const char* kImportNormsSpec = R"({"modules": [
+  {"type": "linear", "name": "encoder", "out": 32},
+  {"type": "layer_norm", "name": "norm"},
+  {"type": "gat", "name": "conv", "heads": 4, "channels": 8},
+  {"type": "batch_norm", "name": "bn"},
+  {"type": "relu"},
+  {"type": "linear", "name": "head", "out": "classes"}]})";
+
+struct ImportCase {
+  const char* name;
+  const char* spec;
+};
+constexpr std::array kImportCases{ImportCase{"cora_import_gat", kImportGatSpec},
+                                  ImportCase{"cora_import_edge", kImportEdgeSpec},
+                                  ImportCase{"cora_import_norms", kImportNormsSpec}};
+constexpr std::uint64_t kCoraEdgeFeatureSeed = 31;
+
+void export_import_cases(const std::filesystem::path& dir, const maskgat::Dataset& cora) {
+  const RowMatrix<float> edge_features =
+      maskgat::test::random_matrix<float>(cora.graph.num_edges(), 3, kCoraEdgeFeatureSeed);
+  std::uint64_t seed = 40;
+  for (const ImportCase& c : kImportCases) {
+    const bool edges = std::string_view(c.spec).find("edge_dim") != std::string_view::npos;
+    export_model_case(dir, c.name, c.spec, cora.graph, cora.features.view(), cora.num_classes(),
+                      ModelMode::kEvalWithStatistics, seed++, edges ? &edge_features : nullptr,
+                      false);
+  }
+}
+
+// The import side of the state dict parity: every `<case>.<variant>.pt` in `dir` that
+// state_dicts.py wrote is read (`--key model_state_dict` for the `wrapped` variant), loaded into
+// the model of `<case>.spec.json` and run on Cora in evaluation mode; its logits go to
+// `<case>.<variant>.logits.json`; the model of the `f32` file is exported to `<case>.export.pt`.
+void import_state_dicts(const std::filesystem::path& dir, const maskgat::Dataset& cora) {
+  const RowMatrix<float> edge_features =
+      maskgat::test::random_matrix<float>(cora.graph.num_edges(), 3, kCoraEdgeFeatureSeed);
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".pt") files.push_back(entry.path());
+  }
+  for (const std::filesystem::path& path : files) {
+    const std::string stem = path.stem().string();  // <case>.<variant>
+    const std::string case_name = stem.substr(0, stem.find('.'));
+    maskgat::TorchReadOptions read;
+    if (stem.ends_with(".wrapped")) read.key = "model_state_dict";
+    std::ifstream spec_file(dir / (case_name + ".spec.json"));
+    const std::string spec_json((std::istreambuf_iterator<char>(spec_file)),
+                                std::istreambuf_iterator<char>());
+    nn::Model model = maskgat::train::import_state_dict(nn::parse_model_spec(spec_json, case_name),
+                                                        maskgat::read_state_dict(path, read));
+    if (model.edge_feature_width() > 0) model.set_edge_features(&edge_features);
+    maskgat::Rng unused(0);
+    const RowMatrix<float>& logits =
+        model.forward(cora.graph, cora.features.view(), nn::Mode::kEval, unused);
+    JsonWriter json(dir / (stem + ".logits.json"));
+    json.raw("{");
+    json.key("out");
+    json.matrix(logits);
+    json.raw("}\n");
+    if (stem.ends_with(".f32")) {
+      maskgat::write_state_dict(dir / (case_name + ".export.pt"),
+                                maskgat::train::export_state_dict(model), true);
+    }
+  }
+}
 
 void export_models(const std::filesystem::path& dir) {
   // The graph's own edges, no self-loops, are the mask: the GATv2 layer without add_self_loops
@@ -316,9 +415,21 @@ void export_layers(const std::filesystem::path& dir, const Case& c, std::int64_t
 
 }  // namespace
 
+maskgat::Dataset load_cora(const char* data_dir) {
+  maskgat::DatasetOptions load;
+  load.data_dir = data_dir;
+  load.normalize_features = maskgat::FeatureNormalization::kRows;
+  return maskgat::load_dataset("cora", load);
+}
+
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string_view(argv[1]) == "--import") {
+    import_state_dicts(argv[2], load_cora(argv[3]));
+    return 0;
+  }
   if (argc < 2 || argc > 3) {
-    std::cerr << "usage: maskgat-parity-export OUT_DIR [DATA_DIR]\n";
+    std::cerr << "usage: maskgat-parity-export OUT_DIR [DATA_DIR]\n"
+                 "       maskgat-parity-export --import DIR DATA_DIR\n";
     return 2;
   }
   const std::filesystem::path dir = argv[1];
@@ -330,12 +441,10 @@ int main(int argc, char** argv) {
   export_layers(dir, small_case, 3, 4, false, false, 2);
   export_models(dir);
   if (argc == 3) {
-    maskgat::DatasetOptions load;
-    load.data_dir = argv[2];
-    load.normalize_features = maskgat::FeatureNormalization::kRows;
-    const maskgat::Dataset cora = maskgat::load_dataset("cora", load);
+    const maskgat::Dataset cora = load_cora(argv[2]);
     const Case cora_case{"cora", &cora.graph, cora.features.view()};
     export_layers(dir, cora_case, 8, 8, true, true, 3);
+    export_import_cases(dir, cora);
   }
   return 0;
 }

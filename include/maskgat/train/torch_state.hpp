@@ -57,8 +57,7 @@ MASKGAT_EXPORT void load_state_dict(nn::Model& model, const StateDict& state,
 /// @throws Error as `load_state_dict`, or when the widths cannot be read (the state dict holds
 ///         none of the first or last module's tensors); InvalidArgument as `nn::Model`'s
 ///         constructor.
-[[nodiscard]] MASKGAT_EXPORT nn::Model import_state_dict(nn::ModelSpec spec,
-                                                         const StateDict& state,
+[[nodiscard]] MASKGAT_EXPORT nn::Model import_state_dict(nn::ModelSpec spec, const StateDict& state,
                                                          const StateDictOptions& options = {});
 
 /// The parameters and running statistics of `model` under PyG's names and shapes, as float32

@@ -32,11 +32,11 @@ class MASKGAT_EXPORT PickleWriter {
  public:
   PickleWriter();  // PROTO 2
   PickleWriter& op(char opcode);
-  PickleWriter& integer(std::int64_t value);                    // BININT1, BININT2, BININT, LONG1
-  PickleWriter& text(const std::string& value);                 // BINUNICODE
+  PickleWriter& integer(std::int64_t value);     // BININT1, BININT2, BININT, LONG1
+  PickleWriter& text(const std::string& value);  // BINUNICODE
   PickleWriter& global(const std::string& module, const std::string& name);  // GLOBAL
-  PickleWriter& ints(const std::vector<std::int64_t>& values);  // a tuple of ints
-  PickleWriter& tensor(const TorchTensorRecord& record);       // the tensor, on the stack
+  PickleWriter& ints(const std::vector<std::int64_t>& values);               // a tuple of ints
+  PickleWriter& tensor(const TorchTensorRecord& record);  // the tensor, on the stack
   // An OrderedDict of `tensors` with a `_metadata` state, as torch.save writes a state dict.
   PickleWriter& state_dict(const std::vector<TorchTensorRecord>& tensors);
   [[nodiscard]] std::string finish();  // STOP

@@ -22,12 +22,12 @@ using maskgat::read_state_dict;
 using maskgat::StateDict;
 using maskgat::TorchDtype;
 using maskgat::TorchReadOptions;
-using maskgat::test::Members;
 using maskgat::detail::PickleWriter;
+using maskgat::detail::TorchTensorRecord;
+using maskgat::test::Members;
 using maskgat::test::raw_bytes;
 using maskgat::test::state_dict_pickle;
 using maskgat::test::torch_zip;
-using maskgat::detail::TorchTensorRecord;
 
 std::filesystem::path save(const std::string& name, const std::string& bytes) {
   return maskgat::test::write_file("torch_file", name, bytes);
@@ -52,7 +52,7 @@ std::string error_of(const std::string& bytes, const TorchReadOptions& options =
 }
 
 TorchTensorRecord spec(std::string name, std::string key, std::vector<std::int64_t> shape,
-                     std::int64_t numel) {
+                       std::int64_t numel) {
   TorchTensorRecord s;
   s.name = std::move(name);
   s.key = std::move(key);
