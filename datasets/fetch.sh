@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Makes the public citation datasets, Shchur et al.'s npz graphs and the heterophily benchmark's
-# graphs available in a MaskGAT data directory.
+# Makes the public citation datasets, Shchur et al.'s npz graphs, the heterophily benchmark's
+# graphs and two trained PyTorch Geometric models (the torch.save files the import tests read)
+# available in a MaskGAT data directory.
 #
 #   datasets/fetch.sh [--from DIR] [--dest DIR] [NAME ...]   (installed: maskgat-fetch)
 #
 # NAME: cora, citeseer, pubmed, amazon-computers, amazon-photo, coauthor-cs, gnn-benchmark (the
 # SparseGraph npz files of Cora and CiteSeer), cora-ml, actor, chameleon-filtered,
-# squirrel-filtered, tolokers, cornell, texas, wisconsin or heterophily (those seven)
-# (default: all).
+# squirrel-filtered, tolokers, cornell, texas, wisconsin or heterophily (those seven),
+# pyg-models (models/elliptic_gat.pt and models/solubility_gat.pt) (default: all).
 #
 # --from DIR  copy from a local mirror with the same layout (planetoid/, linqs/, graphdata/, ...)
 #             instead of downloading; default $MASKGAT_DATA_MIRROR when set. A mirror may be
 #             partial: a file it lacks (PubMed's ind.pubmed.allx in some) is reported, not an
-#             error.
+#             error. The models are taken from DIR/models, or from a models/ folder beside DIR.
 # --dest DIR  data directory to fill; default $MASKGAT_DATA_DIR, else this script's folder in the
 #             source tree, else ${XDG_DATA_HOME:-~/.local/share}/maskgat when installed
 #
@@ -46,11 +47,14 @@ gnn_benchmark_url="https://github.com/shchur/gnn-benchmark/raw/1e72912a0810cdf27
 ppnp_url="https://github.com/klicperajo/ppnp/raw/394425a9eeffbd95c09d68d6f0e1473ac9c2fd4a/ppnp/data"
 heterophily_url="https://github.com/yandex-research/heterophilous-graphs/raw/a431395582e929d88271309716bea4fe24ce6318/data"
 heterophily_names=(actor chameleon-filtered squirrel-filtered tolokers cornell texas wisconsin)
+# The trained models, each saved as models/gat.pt in its repository (at the commit named).
+elliptic_url="https://github.com/Sajjad-Shahali/Elliptic-Bitcoin-Anomaly-Detection/raw/98a9c476871b9452e8a673f41af4a071a9b482fa/models/gat.pt"
+solubility_url="https://github.com/billxby/molecular-solubility/raw/79263d5dc727b77798dd64b4f42248d65c736269/models/gat.pt"
 
 from="${MASKGAT_DATA_MIRROR:-}"
 dest="${MASKGAT_DATA_DIR:-$default_dest}"
 names=()
-usage() { sed -n '5,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '6,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --from) [ $# -ge 2 ] || usage; from="$2"; shift 2 ;;
@@ -58,12 +62,12 @@ while [ $# -gt 0 ]; do
     -h|--help) usage ;;
     cora|citeseer|pubmed|amazon-computers|amazon-photo|coauthor-cs|gnn-benchmark|cora-ml) names+=("$1"); shift ;;
     actor|chameleon-filtered|squirrel-filtered|tolokers|cornell|texas|wisconsin) names+=("$1"); shift ;;
-    heterophily) names+=("${heterophily_names[@]}"); shift ;;
-    *) echo "fetch.sh: unknown argument '$1': expected --from, --dest, cora, citeseer, pubmed, amazon-computers, amazon-photo, coauthor-cs, gnn-benchmark, cora-ml, actor, chameleon-filtered, squirrel-filtered, tolokers, cornell, texas, wisconsin or heterophily" >&2; exit 2 ;;
+    heterophily|pyg-models) names+=("$1"); shift ;;
+    *) echo "fetch.sh: unknown argument '$1': expected --from, --dest, cora, citeseer, pubmed, amazon-computers, amazon-photo, coauthor-cs, gnn-benchmark, cora-ml, actor, chameleon-filtered, squirrel-filtered, tolokers, cornell, texas, wisconsin, heterophily or pyg-models" >&2; exit 2 ;;
   esac
 done
 [ ${#names[@]} -gt 0 ] ||
-  names=(cora citeseer pubmed amazon-computers amazon-photo coauthor-cs gnn-benchmark cora-ml "${heterophily_names[@]}")
+  names=(cora citeseer pubmed amazon-computers amazon-photo coauthor-cs gnn-benchmark cora-ml heterophily pyg-models)
 if [ -n "$from" ] && [ ! -d "$from" ]; then
   echo "fetch.sh: mirror '$from' is not a directory" >&2
   exit 1
@@ -151,10 +155,24 @@ fetch_file() {
     return
   fi
   if [ -n "$from" ]; then
-    if [ -f "$from/$rel" ]; then install_file "$rel" "$from/$rel"; else unavailable "$rel"; fi
+    if [ -f "$from/$rel" ]; then
+      install_file "$rel" "$from/$rel"
+    elif [[ "$rel" == models/* ]] && [ -f "$from/../$rel" ]; then
+      install_file "$rel" "$from/../$rel"
+    else
+      unavailable "$rel"
+    fi
     return
   fi
   case "$rel" in
+    models/*)
+      local url="$elliptic_url"
+      [ "$rel" = models/elliptic_gat.pt ] || url="$solubility_url"
+      if download "$url" "$tmpdir/file"; then
+        install_file "$rel" "$tmpdir/file"
+      else
+        unavailable "$rel"
+      fi ;;
     graphdata/* | gnn-benchmark/* | ppnp/* | heterophily/*)
       local url="$graphdata_url"
       case "$rel" in
@@ -199,6 +217,8 @@ for name in "${names[@]}"; do
     cora-ml) fetch_file ppnp/cora_ml.npz ;;
     actor|chameleon-filtered|squirrel-filtered|tolokers|cornell|texas|wisconsin)
       fetch_file "heterophily/${name//-/_}.npz" ;;
+    heterophily) for file in "${heterophily_names[@]}"; do fetch_file "heterophily/${file//-/_}.npz"; done ;;
+    pyg-models) for file in elliptic_gat solubility_gat; do fetch_file "models/$file.pt"; done ;;
     *)
       for part in x tx allx y ty ally graph test.index; do fetch_file "planetoid/ind.$name.$part"; done
       if [ "$name" != pubmed ]; then
