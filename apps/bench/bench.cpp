@@ -4,7 +4,11 @@
 // its own. One JSON line per measurement on stdout, a table on stderr.
 //
 //   maskgat-bench [--dataset NAME[,NAME...]] [--attention gat|gatv2|dot[,...]] [--threads 1,2]
-//                 [--epochs N] [--data-dir DIR]
+//                 [--epochs N] [--data-dir DIR] [--model SPEC [--torch STATE_DICT.pt]]
+//
+// With --torch the model of --model is imported from a PyTorch state dict (`read_state_dict`,
+// `import_state_dict`) and only its inference is timed, as `train::Predictor` serves it
+// (`ms_inference`; `ms_import` is the reading and loading).
 //
 // Datasets: cora, citeseer, pubmed-shaped (PubMed's graph and labels with random sparse 500-wide
 // features at PubMed's density, since its features are not in the local mirror) and
@@ -42,8 +46,6 @@
 #include <tbb/parallel_for.h>
 
 #include <CLI/CLI.hpp>
-
-#include "../common/allocator.hpp"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -60,18 +62,22 @@
 #include <string>
 #include <vector>
 
+#include "../common/allocator.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/io/dataset.hpp"
 #include "maskgat/io/splits.hpp"
 #include "maskgat/io/store.hpp"
 #include "maskgat/io/synthetic.hpp"
+#include "maskgat/io/torch_file.hpp"
 #include "maskgat/nn/dot_attention_conv.hpp"
 #include "maskgat/nn/gat_conv.hpp"
 #include "maskgat/nn/gatv2_conv.hpp"
 #include "maskgat/ops/attention.hpp"
 #include "maskgat/ops/matmul.hpp"
 #include "maskgat/train/layerwise.hpp"
+#include "maskgat/train/predictor.hpp"
+#include "maskgat/train/torch_state.hpp"
 #include "maskgat/train/trainer.hpp"
 #include "maskgat/transforms/positional.hpp"
 
@@ -92,6 +98,7 @@ struct Measurement {
   std::string data_dir;
   std::string store_dir;
   std::string model;  // a model spec file, or empty: the GAT paper's model
+  std::string torch;  // a torch.save state dict for `model`: inference of the imported model
 };
 
 Dataset pubmed_shaped(const std::string& data_dir) {
@@ -312,9 +319,10 @@ double model_mb(const Dataset& dataset, const maskgat::train::TrainOptions& opti
   const double width = heads * static_cast<double>(model.hidden);
   const auto out_heads = static_cast<double>(model.output_heads);
   const auto classes = static_cast<double>(dataset.num_classes());
-  const double features = dataset.features.is_sparse()
-                              ? 16.0 * static_cast<double>(dataset.features.view().sparse().nonZeros())
-                              : 8.0 * n * static_cast<double>(dataset.features.cols());
+  const double features =
+      dataset.features.is_sparse()
+          ? 16.0 * static_cast<double>(dataset.features.view().sparse().nonZeros())
+          : 8.0 * n * static_cast<double>(dataset.features.cols());
   const double per_edge = 32.0 + 9.0 * (heads + out_heads);
   const double per_node = 20.0 * width + 16.0 * heads + 16.0 * out_heads * classes +
                           16.0 * out_heads + 12.0 * classes + 2.0;
@@ -530,9 +538,8 @@ int measure_large(const Measurement& m) {
       line["seconds_per_epoch"] = epoch;
       line["train_nodes_per_s"] = train_nodes / epoch;
       line["batch_rows"] = static_cast<double>(rows) / std::ceil(train_nodes / kBatchSize);
-      line["gathered_gb_per_s"] =
-          static_cast<double>(rows) * static_cast<double>(dataset.features.cols()) * 4.0 / epoch /
-          1e9;
+      line["gathered_gb_per_s"] = static_cast<double>(rows) *
+                                  static_cast<double>(dataset.features.cols()) * 4.0 / epoch / 1e9;
     } else {
       const auto inference_start = std::chrono::steady_clock::now();
       const maskgat::RowMatrix<float> logits =
@@ -547,8 +554,44 @@ int measure_large(const Measurement& m) {
 }
 
 // Runs one measurement in this process and prints its JSON line.
+// Inference of a model imported from a PyTorch state dict (`--torch FILE --model SPEC`), as a C++
+// program serves it: read the file, load it into the spec, and time the predictor's class
+// probabilities of every node (its forward and softmax), the path of `maskgat predict`.
+int measure_import(const Measurement& m) {
+  const tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
+                                  static_cast<std::size_t>(m.threads));
+  const Dataset dataset = load(m);
+  const auto import_start = std::chrono::steady_clock::now();
+  const maskgat::StateDict state = maskgat::read_state_dict(m.torch, {});
+  const maskgat::nn::Model model =
+      maskgat::train::import_state_dict(maskgat::train::read_model_spec(m.model), state);
+  const double import_ms = 1e3 * seconds_since(import_start);
+  maskgat::train::Predictor predictor(
+      maskgat::train::checkpoint_of(model, dataset.class_names, m.torch), dataset);
+  const double inference_ms = median_ms(
+      m.epochs, [&] { const auto probabilities = predictor.probabilities(); }, kWarmup);
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const nlohmann::ordered_json line = {
+      {"bench", "maskgat"},
+      {"dataset", m.dataset},
+      {"model", m.model},
+      {"torch", m.torch},
+      {"nodes", dataset.graph.num_nodes()},
+      {"edges", dataset.graph.num_edges()},
+      {"features", dataset.features.cols()},
+      {"parameters", model.parameters().size()},
+      {"threads", m.threads},
+      {"ms_import", import_ms},
+      {"ms_inference", inference_ms},
+      {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024.0}};
+  std::cout << line.dump() << std::endl;
+  return 0;
+}
+
 int measure(const Measurement& m) {
   if (m.dataset == "limits") return measure_limits(m.threads, m.epochs);
+  if (!m.torch.empty()) return measure_import(m);
   if (m.dataset.rfind("sequence:", 0) == 0) return measure_sequence(m);
   for (const char* kind : {"store:", "open:", "sampled:", "layerwise:"}) {
     if (m.dataset.rfind(kind, 0) == 0) return measure_large(m);
@@ -673,7 +716,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--data-dir", data_dir, "Data directory (default: $MASKGAT_DATA_DIR, datasets/)");
-  std::string store_dir = (std::filesystem::temp_directory_path() / "maskgat-bench-stores").string();
+  std::string store_dir =
+      (std::filesystem::temp_directory_path() / "maskgat-bench-stores").string();
   app.add_option("--store-dir", store_dir,
                  "Where store:N writes the large graphs' stores and open:, sampled: and "
                  "layerwise: read them")
@@ -682,6 +726,11 @@ int main(int argc, char** argv) {
   app.add_option("--model", model,
                  "A model spec file (maskgat train --model) to time instead of the GAT paper's "
                  "model; --attention does not apply");
+  std::string torch;
+  app.add_option("--torch", torch,
+                 "A PyTorch state dict (torch.save) for --model: time the inference of the model "
+                 "imported from it")
+      ->check(CLI::ExistingFile);
   app.add_flag("--child", child, "Run one measurement in this process")->group("");
   CLI11_PARSE(app, argc, argv);
 
@@ -692,7 +741,8 @@ int main(int argc, char** argv) {
           .string();
   try {
     if (child) {
-      return measure({datasets, attention, std::stoll(threads), epochs, dir, store_dir, model});
+      return measure(
+          {datasets, attention, std::stoll(threads), epochs, dir, store_dir, model, torch});
     }
   } catch (const std::exception& error) {
     std::cerr << "maskgat-bench: " << error.what() << '\n';
@@ -712,7 +762,8 @@ int main(int argc, char** argv) {
                                     " --attention " + quote(kind) + " --threads " + count +
                                     " --epochs " + std::to_string(epochs) + " --data-dir " +
                                     quote(dir) + " --store-dir " + quote(store_dir) +
-                                    (model.empty() ? "" : " --model " + quote(model));
+                                    (model.empty() ? "" : " --model " + quote(model)) +
+                                    (torch.empty() ? "" : " --torch " + quote(torch));
         std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
         std::string output;
         char buffer[4096];
@@ -737,6 +788,13 @@ int main(int argc, char** argv) {
         if (line.contains("nodes") && !line.contains("dataset")) {
           // A large-graph measurement: its own fields.
           std::cerr << line.dump() << '\n';
+          continue;
+        }
+        if (line.contains("ms_import")) {
+          std::cerr << std::setw(14) << "" << std::setw(18) << "" << std::setw(16)
+                    << std::setprecision(2) << line["ms_inference"].get<double>() << std::setw(14)
+                    << std::setprecision(0) << line["peak_rss_mb"].get<double>() << "(imported in "
+                    << std::setprecision(1) << line["ms_import"].get<double>() << " ms)\n";
           continue;
         }
         if (limits) {

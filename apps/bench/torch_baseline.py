@@ -4,11 +4,14 @@ the baseline `compare.py` sets MaskGAT beside. Needs torch, numpy and scipy (Deb
 python3-torch, python3-numpy, python3-scipy, run with /usr/bin/python3); not torch_geometric.
 
     torch_baseline.py [--datasets cora,citeseer,...] [--data-dir datasets] [--threads 2]
-                      [--epochs 20] [--warmup 3] [--attention gat|gatv2] [--model SPEC] [--plain]
+                      [--epochs 20] [--warmup 3] [--attention gat|gatv2] [--model SPEC]
+                      [--state-dict FILE] [--plain]
     torch_baseline.py --train --datasets cora,citeseer --seeds 10 [--threads 2]
 
 --model SPEC builds a MaskGAT model spec (docs/model-specs.md) instead, module by module with
 PyTorch's and PyG's defaults (not edge_dim), trained with Adam lr 0.001 and no weight decay.
+--state-dict FILE (with --model) loads a state dict with PyG's names into it, as maskgat import
+reads one, and times its inference alone: a trained model served.
 Without it the model is the GAT paper's, read from docs/specs/paper.json:
 dropout 0.6 on the input, a GATConv layer of 8 heads x 8 channels (concatenated),
 ELU, dropout 0.6, a GATConv layer of 1 head with the classes as channels (PubMed's shape: 8
@@ -402,6 +405,56 @@ def build_model(spec, in_features, classes):
     return model
 
 
+def load_pyg_state_dict(model, spec, path):
+    """Puts the tensors of a state dict with PyG's names (a torch.save file: GATConv's lin.weight,
+    att_src, att_dst, bias, res.weight; GATv2Conv's lin_l and lin_r, att; torch.nn's Linear,
+    LayerNorm, BatchNorm1d; a residual block's skip.weight) into the model build_model made from
+    `spec`, its modules named as MaskGAT names them (their own name, or kind and position: conv1,
+    lin1, norm1, block1). Every key must be used and every parameter given."""
+    import torch
+    state = torch.load(path, map_location="cpu")
+    used = set()
+    counters = {}
+    prefixes = {"gat": "conv", "gatv2": "conv", "linear": "lin", "layer_norm": "norm",
+                "batch_norm": "norm", "residual": "block"}
+
+    def take(key, like):
+        if key not in state:
+            raise SystemExit(f"torch_baseline.py: {path} has no {key}")
+        used.add(key)
+        return state[key].to(like.dtype).reshape(like.shape)
+
+    def fill(modules, steps):
+        for module, step in zip(modules, steps):
+            prefix = prefixes.get(module["type"])
+            if not prefix:
+                continue
+            counters[prefix] = counters.get(prefix, 0) + 1
+            name = module.get("name") or f"{prefix}{counters[prefix]}"
+            pyg = {"weight": "lin.weight", "lin_l": "lin_l.weight", "bias_l": "lin_l.bias",
+                   "lin_r": "lin_r.weight", "bias_r": "lin_r.bias", "res": "res.weight",
+                   "skip": "skip.weight"}
+            with torch.no_grad():
+                for attribute, tensor in list(step.named_parameters(recurse=False)) + \
+                        list(step.named_buffers(recurse=False)):
+                    if module["type"] in ("gat", "gatv2"):
+                        key = pyg.get(attribute, attribute)
+                    elif module["type"] == "residual":
+                        key = pyg[attribute]
+                    else:
+                        key = attribute
+                    tensor.copy_(take(f"{name}.{key}", tensor))
+            if module["type"] == "batch_norm" and f"{name}.num_batches_tracked" in state:
+                used.add(f"{name}.num_batches_tracked")
+            if module["type"] == "residual":
+                fill(module["modules"], step.steps)
+
+    fill(spec["modules"], model.steps)
+    unused = sorted(set(state) - used)
+    if unused:
+        raise SystemExit(f"torch_baseline.py: {path}: keys the model does not use: {unused}")
+
+
 def model_spec(args, dataset):
     """The spec to build: --model's, else the GAT paper's model (docs/specs/paper.json) with
     --attention's layers and, on pubmed-shaped, 8 output heads (the paper's PubMed shape)."""
@@ -461,8 +514,10 @@ def time_one(args, dataset):
     import torch.nn.functional as F
     data = load(args.data_dir, dataset)
     x, labels, edges, (train, _, _), model, optimiser = prepare(data, dataset, args, 0)
+    if args.state_dict:
+        load_pyg_state_dict(model, model_spec(args, dataset), args.state_dict)
     line = {"bench": "torch", "dataset": dataset, "attention": args.attention,
-            "model": args.model or "paper",
+            "model": args.model or "paper", "state_dict": args.state_dict or None,
             "nodes": x.size(0), "edges": data[2].shape[1], "features": x.size(1),
             "threads": torch.get_num_threads(), "torch": torch.__version__, **libraries(),
             "epochs": args.epochs, "warmup": args.warmup, "status": "ok"}
@@ -490,8 +545,9 @@ def time_one(args, dataset):
     try:
         model.eval()
         line["ms_inference"] = median_ms(infer)
-        model.train()
-        line["ms_per_epoch"] = median_ms(epoch)
+        if not args.state_dict:  # a served model is only run
+            model.train()
+            line["ms_per_epoch"] = median_ms(epoch)
     except (RuntimeError, MemoryError) as error:  # how torch reports a failed allocation
         if isinstance(error, RuntimeError) and "alloc" not in str(error):
             raise
@@ -562,6 +618,8 @@ def main():
     parser.add_argument("--attention", default="gat", choices=["gat", "gatv2"])
     parser.add_argument("--model", default="",
                         help="a MaskGAT model spec (JSON) instead of the GAT paper's model")
+    parser.add_argument("--state-dict", default="",
+                        help="a state dict with PyG's names for --model: time its inference alone")
     parser.add_argument("--plain", action="store_true",
                         help="the system's BLAS, glibc malloc (dropout still uses rand_like)")
     parser.add_argument("--train", action="store_true", help="accuracy over seeds instead")
@@ -581,8 +639,8 @@ def main():
     status = 0
     for dataset in filter(None, args.datasets.split(",")):
         command = [sys.executable, os.path.abspath(__file__), "--child", "--datasets", dataset]
-        for option in ("data_dir", "threads", "epochs", "warmup", "attention", "model", "seeds",
-                       "max_epochs", "patience"):
+        for option in ("data_dir", "threads", "epochs", "warmup", "attention", "model",
+                       "state_dict", "seeds", "max_epochs", "patience"):
             command += ["--" + option.replace("_", "-"), str(getattr(args, option))]
         process = subprocess.Popen(command + (["--train"] if args.train else []), env=env,
                                    stdout=subprocess.PIPE, text=True)
