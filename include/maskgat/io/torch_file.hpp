@@ -27,8 +27,8 @@ enum class TorchDtype : std::uint8_t {
   kBool,      ///< torch.BoolStorage
 };
 
-/// The dtype's name as torch prints it without `torch.`: `float32`, `float64`, `float16`,
-/// `bfloat16`, `int64`, `int32`, `bool`.
+/// The dtype's name as torch prints it, without its module prefix: `float32`, `float64`,
+/// `float16`, `bfloat16`, `int64`, `int32`, `bool`.
 /// @param dtype any dtype
 /// @return a static string
 [[nodiscard]] MASKGAT_EXPORT const char* torch_dtype_name(TorchDtype dtype) noexcept;
@@ -65,7 +65,7 @@ struct TorchReadOptions {
 
 /// Reads the state dict of a `torch.save` file: a zip whose members sit in one folder of any
 /// name (`archive/`, or the stem of the file it was saved as), `data.pkl` (a pickle of an
-/// OrderedDict or dict of tensors), one raw storage `data/<key>` per storage, and `byteorder`
+/// OrderedDict or dict of tensors), one raw storage `data/KEY` per storage, and `byteorder`
 /// (`little`; absent in files of older PyTorch, meaning little). Members may be stored or
 /// deflated. Tensors saved from a GPU read the same (the location is ignored); views read
 /// through their offset and strides; storages that several tensors share are read once.
