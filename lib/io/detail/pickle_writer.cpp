@@ -66,6 +66,7 @@ PickleWriter& PickleWriter::tensor(const TorchTensorRecord& record) {
   text(record.location).integer(record.numel).op('t').op('Q');
   integer(record.offset).ints(record.shape).ints(stride).op('\x89');  // requires_grad False
   global("collections", "OrderedDict").op(')').op('R');               // no backward hooks
+  if (record.metadata) op('}');
   op('t').op('R');
   if (record.parameter) {
     op('\x88').global("collections", "OrderedDict").op(')').op('R').op('t').op('R');

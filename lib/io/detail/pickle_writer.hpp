@@ -26,6 +26,7 @@ struct TorchTensorRecord {
   std::vector<std::int64_t> stride;  // empty: contiguous
   std::string location = "cpu";
   bool parameter = false;  // wrapped in torch._utils._rebuild_parameter
+  bool metadata = false;   // the optional seventh argument (an empty dict), as newer PyTorch
 };
 
 class MASKGAT_EXPORT PickleWriter {

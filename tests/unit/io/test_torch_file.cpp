@@ -71,10 +71,11 @@ std::string one_tensor(TorchTensorRecord s, const std::string& storage = kSix) {
 }  // namespace
 
 TEST_SUITE("unit") {
-  TEST_CASE("torch: a state dict of float tensors and a parameter reads in order") {
+  TEST_CASE("torch: a state dict of float tensors, a parameter and metadata reads in order") {
     TorchTensorRecord weight = spec("lin.weight", "0", {2, 3}, 6);
     weight.parameter = true;
     TorchTensorRecord bias = spec("lin.bias", "1", {2}, 2);
+    bias.metadata = true;
     const StateDict state = read(torch_zip("archive", state_dict_pickle({weight, bias}),
                                            {{"0", kSix}, {"1", raw_bytes<float>({-1.5F, 0.25F})}}));
     REQUIRE(state.tensors.size() == 2);
