@@ -12,6 +12,15 @@
 namespace maskgat::detail {
 namespace {
 
+// A folder path with every run of slashes made one: `MUTAG//MUTAG_A.txt` is `MUTAG/MUTAG_A.txt`.
+std::string single_slashes(std::string_view name) {
+  std::string out;
+  for (const char c : name) {
+    if (c != '/' || out.empty() || out.back() != '/') out += c;
+  }
+  return out;
+}
+
 // Why a name cannot stand for a member, or empty when it can.
 std::string bad_name(std::string_view name, ZipNames naming) {
   if (name.empty()) return "is empty";
@@ -22,14 +31,14 @@ std::string bad_name(std::string_view name, ZipNames naming) {
     if (name == "." || name == "..") return "is a path";
   } else {
     if (name.find('\\') != std::string_view::npos) return "holds a '\\'";
+    if (name.front() == '/') return "is an absolute path";
     std::size_t start = 0;
-    while (true) {
-      const std::size_t end = name.find('/', start);
+    while (start < name.size()) {
+      const std::size_t end = std::min(name.find('/', start), name.size());
       const std::string_view part = name.substr(start, end - start);
-      if (part.empty() || part == "." || part == "..") {
-        return "is not a relative path of named folders (it holds an empty, '.' or '..' part)";
+      if (part == "." || part == "..") {
+        return "is not a relative path of named folders (it holds a '.' or '..' part)";
       }
-      if (end == std::string_view::npos) break;
       start = end + 1;
     }
   }
@@ -93,7 +102,18 @@ ZipArchive::ZipArchive(std::string bytes, std::string_view reader, std::string p
       fail("member " + quoted_printable(name) + " uses compression method " +
            std::to_string(stat.comp_method) + ", expected stored (0) or deflate (8)");
     }
-    names_.push_back(name);
+    if (naming == ZipNames::kFolders) {
+      if (name.back() == '/') continue;  // a folder's own entry
+      const std::string single = single_slashes(name);
+      if (contains(single)) {
+        fail("member names " + quoted_printable(name) + " and " + quoted_printable(single) +
+             " name one file");
+      }
+      names_.push_back(single);
+    } else {
+      names_.push_back(name);
+    }
+    indices_.push_back(static_cast<zip_uint64_t>(i));
     sizes_.push_back(stat.size);
   }
 }
@@ -112,7 +132,7 @@ std::string ZipArchive::read(std::string_view name) const {
   if (size > static_cast<std::uint64_t>(limits_.max_file_bytes)) {
     throw LimitError(reader_, path_, 0, limit_message(name, size, limits_.max_file_bytes));
   }
-  zip_file_t* file = zip_fopen_index(archive_.get(), index, 0);
+  zip_file_t* file = zip_fopen_index(archive_.get(), indices_[index], 0);
   if (file == nullptr) {
     fail("member " + quoted_printable(name) + ": " + zip_strerror(archive_.get()));
   }

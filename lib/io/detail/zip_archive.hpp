@@ -6,10 +6,10 @@
 // the member: what libzip does not open (not a zip, truncated, central directory and local
 // headers that disagree, a name given twice), more than `kMaxZipMembers` members, an empty,
 // path-like or control-character name (as stored; with `ZipNames::kFlat` any `/` or `\`, with
-// `ZipNames::kFolders` a `\`, a leading `/`, or an empty, `.` or `..` folder), an encrypted member,
-// a compression other than stored or deflate, a member declaring more than
-// `Limits::max_file_bytes`, and a member whose data does not inflate to its declared size or
-// fails its CRC-32.
+// `ZipNames::kFolders` a `\`, a leading `/`, or a `.` or `..` folder; there doubled slashes read
+// as one and folders' own entries are skipped), an encrypted member, a compression other than
+// stored or deflate, a member declaring more than `Limits::max_file_bytes`, and a member whose data
+// does not inflate to its declared size or fails its CRC-32.
 
 // The reader is internal (this header is not installed); its entry points carry MASKGAT_EXPORT
 // only so that the unit tests and fuzz targets can call them in a shared build.
@@ -64,7 +64,8 @@ class MASKGAT_EXPORT ZipArchive {
   std::string path_;
   Limits limits_;
   std::unique_ptr<zip, Closer> archive_;
-  std::vector<std::string> names_;
+  std::vector<std::string> names_;      // as stored; with ZipNames::kFolders, single slashes
+  std::vector<std::uint64_t> indices_;  // libzip's index of each
   std::vector<std::uint64_t> sizes_;
 };
 
