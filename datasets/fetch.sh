@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Makes the public citation datasets, Shchur et al.'s npz graphs, the heterophily benchmark's
-# graphs and two trained PyTorch Geometric models (the torch.save files the import tests read)
-# available in a MaskGAT data directory.
+# graphs, three TU graph-classification collections and two trained PyTorch Geometric models
+# (the torch.save files the import tests read) available in a MaskGAT data directory.
 #
 #   datasets/fetch.sh [--from DIR] [--dest DIR] [NAME ...]   (installed: maskgat-fetch)
 #
 # NAME: cora, citeseer, pubmed, amazon-computers, amazon-photo, coauthor-cs, gnn-benchmark (the
 # SparseGraph npz files of Cora and CiteSeer), cora-ml, actor, chameleon-filtered,
-# squirrel-filtered, tolokers, cornell, texas, wisconsin or heterophily (those seven),
-# pyg-models (models/elliptic_gat.pt and models/solubility_gat.pt) (default: all).
+# squirrel-filtered, tolokers, cornell, texas, wisconsin or heterophily (those seven), tu (the
+# TU collections MUTAG, PROTEINS and ENZYMES), pyg-models (models/elliptic_gat.pt and
+# models/solubility_gat.pt) (default: all).
 #
 # --from DIR  copy from a local mirror with the same layout (planetoid/, linqs/, graphdata/, ...)
 #             instead of downloading; default $MASKGAT_DATA_MIRROR when set. A mirror may be
@@ -46,6 +47,7 @@ graphdata_url="https://github.com/EdisonLeeeee/GraphData/raw/f8022c26b917346f2a4
 gnn_benchmark_url="https://github.com/shchur/gnn-benchmark/raw/1e72912a0810cdf27ae54fd589a3b43358a2b161/data/npz"
 ppnp_url="https://github.com/klicperajo/ppnp/raw/394425a9eeffbd95c09d68d6f0e1473ac9c2fd4a/ppnp/data"
 heterophily_url="https://github.com/yandex-research/heterophilous-graphs/raw/a431395582e929d88271309716bea4fe24ce6318/data"
+tu_url="https://github.com/bknyaz/graph_nn/raw/72eaa1c6bd70a90fde772ad4a21049ccd6bc97a2/data"
 heterophily_names=(actor chameleon-filtered squirrel-filtered tolokers cornell texas wisconsin)
 # The trained models, each saved as models/gat.pt in its repository (at the commit named).
 elliptic_url="https://github.com/Sajjad-Shahali/Elliptic-Bitcoin-Anomaly-Detection/raw/98a9c476871b9452e8a673f41af4a071a9b482fa/models/gat.pt"
@@ -54,7 +56,7 @@ solubility_url="https://github.com/billxby/molecular-solubility/raw/79263d5dc727
 from="${MASKGAT_DATA_MIRROR:-}"
 dest="${MASKGAT_DATA_DIR:-$default_dest}"
 names=()
-usage() { sed -n '6,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '6,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --from) [ $# -ge 2 ] || usage; from="$2"; shift 2 ;;
@@ -62,12 +64,12 @@ while [ $# -gt 0 ]; do
     -h|--help) usage ;;
     cora|citeseer|pubmed|amazon-computers|amazon-photo|coauthor-cs|gnn-benchmark|cora-ml) names+=("$1"); shift ;;
     actor|chameleon-filtered|squirrel-filtered|tolokers|cornell|texas|wisconsin) names+=("$1"); shift ;;
-    heterophily|pyg-models) names+=("$1"); shift ;;
-    *) echo "fetch.sh: unknown argument '$1': expected --from, --dest, cora, citeseer, pubmed, amazon-computers, amazon-photo, coauthor-cs, gnn-benchmark, cora-ml, actor, chameleon-filtered, squirrel-filtered, tolokers, cornell, texas, wisconsin, heterophily or pyg-models" >&2; exit 2 ;;
+    heterophily|tu|pyg-models) names+=("$1"); shift ;;
+    *) echo "fetch.sh: unknown argument '$1': expected --from, --dest, cora, citeseer, pubmed, amazon-computers, amazon-photo, coauthor-cs, gnn-benchmark, cora-ml, actor, chameleon-filtered, squirrel-filtered, tolokers, cornell, texas, wisconsin, heterophily, tu or pyg-models" >&2; exit 2 ;;
   esac
 done
 [ ${#names[@]} -gt 0 ] ||
-  names=(cora citeseer pubmed amazon-computers amazon-photo coauthor-cs gnn-benchmark cora-ml heterophily pyg-models)
+  names=(cora citeseer pubmed amazon-computers amazon-photo coauthor-cs gnn-benchmark cora-ml heterophily tu pyg-models)
 if [ -n "$from" ] && [ ! -d "$from" ]; then
   echo "fetch.sh: mirror '$from' is not a directory" >&2
   exit 1
@@ -173,9 +175,10 @@ fetch_file() {
       else
         unavailable "$rel"
       fi ;;
-    graphdata/* | gnn-benchmark/* | ppnp/* | heterophily/*)
+    graphdata/* | gnn-benchmark/* | ppnp/* | heterophily/* | tu/*)
       local url="$graphdata_url"
       case "$rel" in
+        tu/*) url="$tu_url" ;;
         gnn-benchmark/*) url="$gnn_benchmark_url" ;;
         ppnp/*) url="$ppnp_url" ;;
         heterophily/*) url="$heterophily_url" ;;
@@ -218,6 +221,7 @@ for name in "${names[@]}"; do
     actor|chameleon-filtered|squirrel-filtered|tolokers|cornell|texas|wisconsin)
       fetch_file "heterophily/${name//-/_}.npz" ;;
     heterophily) for file in "${heterophily_names[@]}"; do fetch_file "heterophily/${file//-/_}.npz"; done ;;
+    tu) for file in MUTAG PROTEINS ENZYMES; do fetch_file "tu/$file.zip"; done ;;
     pyg-models) for file in elliptic_gat solubility_gat; do fetch_file "models/$file.pt"; done ;;
     *)
       for part in x tx allx y ty ally graph test.index; do fetch_file "planetoid/ind.$name.$part"; done

@@ -34,6 +34,7 @@
 #include "maskgat/io/store.hpp"
 #include "maskgat/io/synthetic.hpp"
 #include "maskgat/io/torch_file.hpp"
+#include "maskgat/io/tu.hpp"
 #include "maskgat/nn/activation.hpp"
 #include "maskgat/nn/dot_attention_conv.hpp"
 #include "maskgat/nn/dropout.hpp"
