@@ -1,11 +1,13 @@
 #include "info.hpp"
 
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "maskgat/io/dataset.hpp"
+#include "maskgat/io/tu.hpp"
 #include "outputs.hpp"
 
 namespace maskgat::app {
@@ -72,6 +74,93 @@ void print_json(const Dataset& dataset, const Statistics& stats, const RunOption
   std::cout << json_text(out, run) << '\n';
 }
 
+// Smallest, lower median, largest and mean of `values` (not empty).
+struct Spread {
+  std::int64_t min = 0;
+  std::int64_t median = 0;
+  std::int64_t max = 0;
+  double mean = 0.0;
+};
+
+Spread spread(std::vector<std::int64_t> values) {
+  std::sort(values.begin(), values.end());
+  double sum = 0.0;
+  for (const std::int64_t v : values) sum += static_cast<double>(v);
+  return {values.front(), values[(values.size() - 1) / 2], values.back(),
+          sum / static_cast<double>(values.size())};
+}
+
+std::string spread_text(const Spread& s) {
+  return "min=" + std::to_string(s.min) + " median=" + std::to_string(s.median) +
+         " max=" + std::to_string(s.max) + " mean=" + fixed(s.mean, 2);
+}
+
+nlohmann::ordered_json spread_json(const Spread& s) {
+  return {{"min", s.min}, {"median", s.median}, {"max", s.max}, {"mean", s.mean}};
+}
+
+int run_collection_info(const InfoOptions& options) {
+  std::filesystem::path path = options.tu;
+  if (path.empty()) {
+    const std::string name = options.data.dataset.substr(3);
+    path = resolve_data_dir(options.data.data_dir, default_data_dir()) / "tu" / (name + ".zip");
+  }
+  const GraphCollection c = read_tu(path, options.data.load.read);
+  for (const std::string& note : c.notes) say(options.run, "note: tu: " + note);
+  const std::int64_t graphs = c.num_graphs();
+  std::vector<std::int64_t> nodes(static_cast<std::size_t>(graphs));
+  std::vector<std::int64_t> edges(static_cast<std::size_t>(graphs));
+  for (std::int64_t g = 0; g < graphs; ++g) {
+    const auto i = static_cast<std::size_t>(g);
+    nodes[i] = c.offsets[i + 1] - c.offsets[i];
+    for (NodeId v = static_cast<NodeId>(c.offsets[i]); v < c.offsets[i + 1]; ++v) {
+      edges[i] += c.graph.in_degree(v);
+    }
+  }
+  std::vector<std::int64_t> degrees(static_cast<std::size_t>(c.graph.num_nodes()));
+  for (NodeId v = 0; v < c.graph.num_nodes(); ++v) {
+    degrees[static_cast<std::size_t>(v)] = c.graph.in_degree(v);
+  }
+  std::vector<std::int64_t> counts(c.class_names.size(), 0);
+  for (const std::int32_t label : c.labels) ++counts[static_cast<std::size_t>(label)];
+  if (options.run.json) {
+    nlohmann::ordered_json classes = nlohmann::ordered_json::array();
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+      classes.push_back({{"id", k}, {"name", c.class_names[k]}, {"count", counts[k]}});
+    }
+    const nlohmann::ordered_json out = {{"command", "info"},
+                                        {"collection", c.name},
+                                        {"graphs", graphs},
+                                        {"nodes", c.graph.num_nodes()},
+                                        {"edges", c.graph.num_edges()},
+                                        {"features", c.features.cols()},
+                                        {"edge_features", c.edge_features.cols()},
+                                        {"classes", c.class_names.size()},
+                                        {"class_counts", classes},
+                                        {"graph_nodes", spread_json(spread(nodes))},
+                                        {"graph_edges", spread_json(spread(edges))},
+                                        {"in_degree", spread_json(spread(degrees))}};
+    std::cout << json_text(out, options.run) << '\n';
+    return 0;
+  }
+  std::cout << "collection: " << c.name << '\n'
+            << "graphs: " << graphs << '\n'
+            << "nodes: " << c.graph.num_nodes() << '\n'
+            << "edges: " << c.graph.num_edges() << '\n'
+            << "features: " << c.features.cols() << '\n'
+            << "edge_features: " << c.edge_features.cols() << '\n'
+            << "classes: " << c.class_names.size() << '\n'
+            << "class_counts:";
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    std::cout << ' ' << c.class_names[k] << '=' << counts[k];
+  }
+  std::cout << '\n'
+            << "graph_nodes: " << spread_text(spread(nodes)) << '\n'
+            << "graph_edges: " << spread_text(spread(edges)) << '\n'
+            << "in_degree: " << spread_text(spread(degrees)) << '\n';
+  return 0;
+}
+
 }  // namespace
 
 void add_info_command(CLI::App& app, InfoOptions& options) {
@@ -80,12 +169,19 @@ void add_info_command(CLI::App& app, InfoOptions& options) {
       "Examples:\n"
       "  maskgat info --dataset cora\n"
       "  maskgat info --dataset citeseer --source linqs --json\n"
-      "  maskgat info --graph edges.txt --features features.csv --labels labels.txt --undirected");
-  add_data_options(*command, options.data);
+      "  maskgat info --graph edges.txt --features features.csv --labels labels.txt --undirected\n"
+      "  maskgat info --dataset tu:MUTAG\n"
+      "  maskgat info --tu PROTEINS.zip --json");
+  auto* tu = command->add_option("--tu", options.tu,
+                                 "A TU graph-classification collection: its zip or folder");
+  add_data_options(*command, options.data, tu);
   add_run_options(*command, options.run, false);
 }
 
 int run_info(InfoOptions& options) {
+  if (!options.tu.empty() || options.data.dataset.starts_with("tu:")) {
+    return run_collection_info(options);
+  }
   // info reports what is there: PubMed without its features file still has a graph and labels.
   options.data.load.require_features = false;
   const auto threads = limit_threads(options.run);

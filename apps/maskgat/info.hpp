@@ -1,5 +1,6 @@
 #pragma once
-// `maskgat info`: dataset statistics as key: value lines or JSON.
+// `maskgat info`: dataset statistics as key: value lines or JSON; for a TU collection of graphs
+// (`--tu FILE` or `--dataset tu:NAME`), the graphs' counts and size distributions.
 
 #include <CLI/CLI.hpp>
 
@@ -9,6 +10,7 @@ namespace maskgat::app {
 
 struct InfoOptions {
   DataOptions data;
+  std::filesystem::path tu;  // --tu: a TU collection's zip or folder
   RunOptions run;
 };
 

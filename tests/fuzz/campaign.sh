@@ -20,7 +20,7 @@ shift 2
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(edge_list features labels split graphml dot graphml_vs_boost dot_vs_boost pickle
-           checkpoint linqs npz npy store torch)
+           checkpoint linqs npz npy store torch tu)
 fi
 work="${MASKGAT_FUZZ_WORK:-/tmp/maskgat-fuzz-campaign}"
 for target in "${targets[@]}"; do
