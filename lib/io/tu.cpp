@@ -422,4 +422,58 @@ GraphCollection read_tu(const std::filesystem::path& path, const ReadOptions& op
   return out;
 }
 
+GraphBatch make_batch(const GraphCollection& collection, std::span<const std::int64_t> graphs) {
+  const Graph& whole = collection.graph;
+  const auto in_offsets = whole.in_offsets();
+  const auto in_sources = whole.in_sources();
+  GraphBatch batch;
+  batch.offsets.push_back(0);
+  std::int64_t nodes = 0;
+  std::int64_t edges = 0;
+  for (const std::int64_t g : graphs) {
+    if (g < 0 || g >= collection.num_graphs()) {
+      throw IndexError("make_batch: graph " + std::to_string(g) + " is outside [0, " +
+                       std::to_string(collection.num_graphs()) + ")");
+    }
+    const auto i = static_cast<std::size_t>(g);
+    nodes += collection.offsets[i + 1] - collection.offsets[i];
+    edges += in_offsets[static_cast<std::size_t>(collection.offsets[i + 1])] -
+             in_offsets[static_cast<std::size_t>(collection.offsets[i])];
+    batch.offsets.push_back(nodes);
+    batch.labels.push_back(collection.labels[i]);
+    batch.graphs.push_back(g);
+  }
+  std::vector<EdgeId> offsets;
+  offsets.reserve(static_cast<std::size_t>(nodes) + 1);
+  offsets.push_back(0);
+  std::vector<NodeId> sources;
+  sources.reserve(static_cast<std::size_t>(edges));
+  batch.features.resize(nodes, collection.features.cols());
+  batch.edge_features.resize(edges, collection.edge_features.cols());
+  for (std::size_t b = 0; b < batch.graphs.size(); ++b) {
+    const auto first =
+        static_cast<std::size_t>(collection.offsets[static_cast<std::size_t>(batch.graphs[b])]);
+    const auto count = static_cast<std::size_t>(batch.offsets[b + 1] - batch.offsets[b]);
+    const auto shift = static_cast<NodeId>(batch.offsets[b]) - static_cast<NodeId>(first);
+    const EdgeId edge_begin = in_offsets[first];
+    const EdgeId edge_end = in_offsets[first + count];
+    const auto at = static_cast<Eigen::Index>(sources.size());
+    for (EdgeId e = edge_begin; e < edge_end; ++e) {
+      sources.push_back(in_sources[static_cast<std::size_t>(e)] + shift);
+    }
+    for (std::size_t v = first; v < first + count; ++v) {
+      offsets.push_back(offsets.back() + (in_offsets[v + 1] - in_offsets[v]));
+    }
+    batch.features.middleRows(batch.offsets[b], static_cast<Eigen::Index>(count)) =
+        collection.features.middleRows(static_cast<Eigen::Index>(first),
+                                       static_cast<Eigen::Index>(count));
+    if (collection.edge_features.cols() > 0) {
+      batch.edge_features.middleRows(at, edge_end - edge_begin) =
+          collection.edge_features.middleRows(edge_begin, edge_end - edge_begin);
+    }
+  }
+  batch.graph = Graph(nodes, std::move(offsets), std::move(sources));
+  return batch;
+}
+
 }  // namespace maskgat

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -62,5 +63,27 @@ inline constexpr std::int64_t kMaxDegreeColumns = 64;
 ///         name), LimitError.
 [[nodiscard]] MASKGAT_EXPORT GraphCollection read_tu(const std::filesystem::path& path,
                                                      const ReadOptions& options);
+
+/// Some graphs of a collection as one block-diagonal graph: graph b of the batch holds the nodes
+/// [offsets[b], offsets[b + 1]), and the attention layers run on it unchanged (every edge stays
+/// within its graph, so each graph is masked to itself by construction).
+struct GraphBatch {
+  Graph graph;                        ///< the graphs' nodes in batch order, each graph's edges
+  RowMatrix<float> features;          ///< their nodes' feature rows
+  RowMatrix<float> edge_features;     ///< their edges' rows, on `graph`'s edges
+  std::vector<std::int64_t> offsets;  ///< B + 1 node offsets, offsets[0] = 0
+  std::vector<std::int32_t> labels;   ///< B class ids
+  std::vector<std::int64_t> graphs;   ///< the collection's id of each graph, in batch order
+};
+
+/// The batch of `graphs` (in that order, repeats allowed): its CSR is the graphs' rows of the
+/// collection's CSR, ids shifted, and only their features and edge features are copied. O(nodes
+/// + edges of the batch), serial.
+/// @param collection e.g. from `read_tu`
+/// @param graphs     ids in [0, G)
+/// @return the batch
+/// @throws IndexError for an id outside [0, G).
+[[nodiscard]] MASKGAT_EXPORT GraphBatch make_batch(const GraphCollection& collection,
+                                                   std::span<const std::int64_t> graphs);
 
 }  // namespace maskgat

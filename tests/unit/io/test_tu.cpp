@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "maskgat/core/error.hpp"
+#include "maskgat/graph/masks.hpp"
 #include "maskgat/io/tu.hpp"
+#include "maskgat/nn/gat_conv.hpp"
 #include "support/npz_writer.hpp"
 #include "support/paths.hpp"
 
@@ -155,5 +157,51 @@ TEST_SUITE("unit") {
           "or '..' part)");
     CHECK(error_of(with(collection(), "/etc/T_x.txt", "1\n")) ==
           "tu: F: member name '/etc/T_x.txt' is an absolute path");
+  }
+
+  TEST_CASE("tu: a batch of graphs is their block-diagonal graph, with their rows only") {
+    const GraphCollection c = read(collection());
+    const std::vector<std::int64_t> ids{2, 0};
+    const maskgat::GraphBatch batch = maskgat::make_batch(c, ids);
+    CHECK(batch.offsets == std::vector<std::int64_t>{0, 1, 4});
+    CHECK(batch.labels == std::vector<std::int32_t>{1, 1});
+    CHECK(batch.graphs == ids);
+    CHECK(batch.graph.num_nodes() == 4);
+    CHECK(batch.graph.num_edges() == 4);  // graph 2 has no edge, graph 0 four
+    CHECK(batch.features.row(0) == c.features.row(5));
+    CHECK(batch.features.row(3) == c.features.row(2));
+    CHECK(batch.edge_features.rows() == 4);
+    const std::vector<std::int64_t> outside{3};
+    CHECK_THROWS_WITH_AS(static_cast<void>(maskgat::make_batch(c, outside)),
+                         "make_batch: graph 3 is outside [0, 3)", maskgat::IndexError);
+  }
+
+  TEST_CASE("tu: an attention layer gives each graph of a batch what it gives the graph alone") {
+    const GraphCollection c = read(collection());
+    maskgat::nn::ParameterStore<float> store;
+    maskgat::Rng rng(5);
+    maskgat::nn::GatConvOptions options;
+    options.in_features = c.features.cols();
+    options.out_features = 3;
+    options.heads = 2;
+    const maskgat::nn::GatConv conv(store, "conv", options, rng);
+    const auto run = [&](const std::vector<std::int64_t>& ids) {
+      const maskgat::GraphBatch batch = maskgat::make_batch(c, ids);
+      maskgat::nn::GatConv::Cache cache;
+      maskgat::RowMatrix<float> out;
+      conv.forward(maskgat::masks::from_graph(batch.graph), batch.features,
+                   maskgat::nn::Mode::kEval, rng, cache, out);
+      return out;
+    };
+    const maskgat::RowMatrix<float> all = run({0, 1, 2});
+    const maskgat::RowMatrix<float> permuted = run({2, 0, 1});
+    for (std::int64_t g = 0; g < 3; ++g) {
+      const maskgat::RowMatrix<float> alone = run({g});
+      const auto rows = static_cast<Eigen::Index>(c.offsets[g + 1] - c.offsets[g]);
+      CHECK((all.middleRows(c.offsets[g], rows) - alone).cwiseAbs().maxCoeff() <= 1e-6F);
+    }
+    // The permutation {2, 0, 1} moves graph 2's row first and the others after it, unchanged.
+    CHECK((permuted.topRows(1) - all.bottomRows(1)).cwiseAbs().maxCoeff() <= 1e-6F);
+    CHECK((permuted.bottomRows(5) - all.topRows(5)).cwiseAbs().maxCoeff() <= 1e-6F);
   }
 }
