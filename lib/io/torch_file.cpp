@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "io/detail/input_file.hpp"
@@ -289,6 +290,7 @@ class TorchFile {
     const PickleId dict = state_dict_object();
     const auto items = pickle_->items(dict);
     StateDict state;
+    std::set<std::string, std::less<>> names;
     std::int64_t total = 0;
     for (std::size_t i = 0; i < items.size(); i += 2) {
       const PickleId key = items[i];
@@ -298,7 +300,7 @@ class TorchFile {
                       ", expected a string");
       }
       std::string name(pickle_->bytes(key));
-      if (state.find(name) != nullptr) {
+      if (!names.insert(name).second) {
         pickle_->fail("the state dict gives the key " + quoted_printable(name) + " twice");
       }
       if (pickle_->value(value).kind != PickleKind::kObject ||
