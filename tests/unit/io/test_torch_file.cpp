@@ -288,3 +288,48 @@ TEST_SUITE("unit") {
           "expected a state dict (an OrderedDict of tensors)");
   }
 }
+
+TEST_SUITE("unit") {
+  TEST_CASE("torch: write_state_dict writes every dtype back bitwise, and refuses what it cannot") {
+    StateDict state;
+    state.tensors.push_back({"w", TorchDtype::kFloat32, {2, 3}, {1, 2, 3, 4, 5, 6.5}});
+    state.tensors.push_back({"d", TorchDtype::kFloat64, {2}, {0.1, -1e300}});
+    state.tensors.push_back({"h", TorchDtype::kFloat16, {1}, {-2.5}});
+    state.tensors.push_back({"b", TorchDtype::kBFloat16, {1}, {0.5}});
+    state.tensors.push_back({"n", TorchDtype::kInt64, {}, {150000}});
+    state.tensors.push_back({"i", TorchDtype::kInt32, {2}, {-3, 7}});
+    state.tensors.push_back({"m", TorchDtype::kBool, {2}, {1, 0}});
+    const auto path = save("written.pt", "");
+    maskgat::write_state_dict(path, state, /*overwrite=*/true);
+    const StateDict back = read_state_dict(path, {});
+    REQUIRE(back.tensors.size() == state.tensors.size());
+    for (std::size_t k = 0; k < state.tensors.size(); ++k) {
+      CAPTURE(state.tensors[k].name);
+      CHECK(back.tensors[k].name == state.tensors[k].name);
+      CHECK(back.tensors[k].dtype == state.tensors[k].dtype);
+      CHECK(back.tensors[k].shape == state.tensors[k].shape);
+      CHECK(back.tensors[k].values == state.tensors[k].values);
+    }
+    CHECK_THROWS_WITH_AS(maskgat::write_state_dict(path, state, false),
+                         doctest::Contains("--force"), maskgat::IoError);
+    const auto refused = [&](StateDict bad) {
+      try {
+        maskgat::write_state_dict(path, bad, true);
+      } catch (const maskgat::InvalidArgument& error) {
+        return std::string(error.what());
+      }
+      return std::string("no error");
+    };
+    StateDict twice = state;
+    twice.tensors.push_back(state.tensors[0]);
+    CHECK(refused(twice) == "write_state_dict: the name 'w' is given twice");
+    StateDict short_values = state;
+    short_values.tensors[0].values.pop_back();
+    CHECK(refused(short_values) ==
+          "write_state_dict: tensor 'w' has 5 values for a shape of 6 elements");
+    StateDict fraction = state;
+    fraction.tensors[5].values[0] = 0.5;
+    CHECK(refused(fraction) ==
+          "write_state_dict: tensor 'i' holds 0.500000, which int32 cannot hold");
+  }
+}
