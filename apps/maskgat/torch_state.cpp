@@ -21,16 +21,21 @@ std::string shape_text(const NamedTensor& tensor) {
   return text + "]";
 }
 
+// Every tensor's name, dtype and shape.
+nlohmann::ordered_json tensors_json(const StateDict& state) {
+  nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
+  for (const NamedTensor& tensor : state.tensors) {
+    tensors.push_back({{"name", tensor.name},
+                       {"dtype", torch_dtype_name(tensor.dtype)},
+                       {"shape", tensor.shape}});
+  }
+  return tensors;
+}
+
 void print_list(const ImportOptions& options, const StateDict& state) {
   if (options.run.json) {
-    nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
-    for (const NamedTensor& tensor : state.tensors) {
-      tensors.push_back({{"name", tensor.name},
-                         {"dtype", torch_dtype_name(tensor.dtype)},
-                         {"shape", tensor.shape}});
-    }
     const nlohmann::ordered_json out = {
-        {"command", "import"}, {"file", options.torch.string()}, {"tensors", tensors}};
+        {"command", "import"}, {"file", options.torch.string()}, {"tensors", tensors_json(state)}};
     std::cout << json_text(out, options.run) << '\n';
     return;
   }
@@ -162,16 +167,10 @@ int run_export(ExportOptions& options) {
   const StateDict state = train::export_state_dict(train::load_model(checkpoint));
   write_state_dict(options.torch, state, options.run.force);
   if (options.run.json) {
-    nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
-    for (const NamedTensor& tensor : state.tensors) {
-      tensors.push_back({{"name", tensor.name},
-                         {"dtype", torch_dtype_name(tensor.dtype)},
-                         {"shape", tensor.shape}});
-    }
     const nlohmann::ordered_json out = {{"command", "export"},
                                         {"model", options.model.string()},
                                         {"file", options.torch.string()},
-                                        {"tensors", tensors}};
+                                        {"tensors", tensors_json(state)}};
     std::cout << json_text(out, options.run) << '\n';
   } else if (!options.run.quiet) {
     std::cerr << "wrote " << state.tensors.size() << " tensors to " << options.torch.string()

@@ -228,11 +228,25 @@ RowMatrix<float> numbers(const Table& table, const std::string& where) {
   return out;
 }
 
-RowMatrix<float> side_by_side(const RowMatrix<float>& a, const RowMatrix<float>& b,
-                              std::int64_t rows) {
-  RowMatrix<float> out(rows, a.cols() + b.cols());
-  if (a.cols() > 0) out.leftCols(a.cols()) = a;
-  if (b.cols() > 0) out.rightCols(b.cols()) = b;
+// The one-hot `<kind>_labels.txt` beside the numbers of `<kind>_attributes.txt`, one row for
+// each of `rows` items, as PyG's TUDataset encodes node and edge features; 0 columns without
+// either file.
+RowMatrix<float> labels_and_attributes(const TuFiles& files, const std::string& kind,
+                                       std::int64_t rows, std::string_view items,
+                                       const Limits& limits) {
+  RowMatrix<float> labels(rows, 0);
+  RowMatrix<float> attributes(rows, 0);
+  if (files.has(kind + "_labels")) {
+    labels = one_hot(read_table(files, kind + "_labels", rows, items, limits),
+                     files.where(kind + "_labels"), limits);
+  }
+  if (files.has(kind + "_attributes")) {
+    attributes = numbers(read_table(files, kind + "_attributes", rows, items, limits),
+                         files.where(kind + "_attributes"));
+  }
+  RowMatrix<float> out(rows, labels.cols() + attributes.cols());
+  out.leftCols(labels.cols()) = labels;
+  out.rightCols(attributes.cols()) = attributes;
   return out;
 }
 
@@ -369,19 +383,8 @@ GraphCollection read_tu(const std::filesystem::path& path, const ReadOptions& op
   }
 
   // Node features: one-hot labels, then attributes; or the one-hot in-degree.
-  RowMatrix<float> node_labels(num_nodes, 0);
-  RowMatrix<float> node_attributes(num_nodes, 0);
-  if (files.has("node_labels")) {
-    node_labels = one_hot(read_table(files, "node_labels", num_nodes, "nodes", limits),
-                          files.where("node_labels"), limits);
-  }
-  if (files.has("node_attributes")) {
-    node_attributes = numbers(read_table(files, "node_attributes", num_nodes, "nodes", limits),
-                              files.where("node_attributes"));
-  }
-  if (node_labels.cols() + node_attributes.cols() > 0) {
-    out.features = side_by_side(node_labels, node_attributes, num_nodes);
-  } else {
+  out.features = labels_and_attributes(files, "node", num_nodes, "nodes", limits);
+  if (out.features.cols() == 0) {
     std::int64_t top = 0;
     for (NodeId v = 0; v < num_nodes; ++v)
       top = std::max<std::int64_t>(top, out.graph.in_degree(v));
@@ -399,18 +402,8 @@ GraphCollection read_tu(const std::filesystem::path& path, const ReadOptions& op
   }
 
   // Edge features: one row per listed edge, carried to the graph's edges by their first listing.
-  RowMatrix<float> edge_labels(position, 0);
-  RowMatrix<float> edge_attributes(position, 0);
-  if (files.has("edge_labels")) {
-    edge_labels = one_hot(read_table(files, "edge_labels", position, "edges of _A.txt", limits),
-                          files.where("edge_labels"), limits);
-  }
-  if (files.has("edge_attributes")) {
-    edge_attributes =
-        numbers(read_table(files, "edge_attributes", position, "edges of _A.txt", limits),
-                files.where("edge_attributes"));
-  }
-  const RowMatrix<float> per_listed = side_by_side(edge_labels, edge_attributes, position);
+  const RowMatrix<float> per_listed =
+      labels_and_attributes(files, "edge", position, "edges of _A.txt", limits);
   out.edge_features = RowMatrix<float>(out.graph.num_edges(), per_listed.cols());
   if (per_listed.cols() > 0) {
     const std::vector<EdgeId> origins = edge_origins(out.graph, list);
