@@ -46,6 +46,7 @@
 #include "maskgat/nn/model.hpp"
 #include "maskgat/nn/normalization.hpp"
 #include "maskgat/nn/parameters.hpp"
+#include "maskgat/nn/readout.hpp"
 #include "maskgat/nn/spec.hpp"
 #include "maskgat/ops/attention.hpp"
 #include "maskgat/ops/edge_softmax.hpp"

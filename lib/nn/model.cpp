@@ -17,6 +17,7 @@
 #include "maskgat/nn/gat_conv.hpp"
 #include "maskgat/nn/gatv2_conv.hpp"
 #include "maskgat/nn/normalization.hpp"
+#include "maskgat/nn/readout.hpp"
 #include "nn/detail/layer_common.hpp"
 #include "ops/detail/buffer.hpp"
 
@@ -63,12 +64,12 @@ struct BlockEnd {
 template <typename T>
 using Op = std::variant<BasicGatConv<T>, BasicGatV2Conv<T>, BasicDotAttentionConv<T>,
                         BasicLinear<T>, BasicLayerNorm<T>, BasicBatchNorm<T>, BasicActivation<T>,
-                        DropoutStep, BlockBegin, BlockEnd>;
+                        DropoutStep, BlockBegin, BlockEnd, BasicReadout<T>>;
 template <typename T>
 using OpCache =
     std::variant<std::monostate, typename BasicGatConv<T>::Cache, typename BasicGatV2Conv<T>::Cache,
                  typename BasicDotAttentionConv<T>::Cache, typename BasicLayerNorm<T>::Cache,
-                 typename BasicBatchNorm<T>::Cache, DropoutKey>;
+                 typename BasicBatchNorm<T>::Cache, DropoutKey, typename BasicReadout<T>::Cache>;
 
 // One step of a model's flattened modules, with what its last forward kept.
 template <typename T>
@@ -103,6 +104,7 @@ struct Traits {
   bool batch_norm = false;         // it normalises over nodes: whole-graph steps only
   bool self_loops = true;          // every attention layer adds self-loops
   std::int64_t edge_features = 0;  // the width of the edge features its layers read
+  bool readout = false;            // it ends in one row per graph (a batch of graphs)
 };
 
 // Builds the steps of a spec: names every module, infers and checks widths, and constructs the
@@ -186,6 +188,7 @@ class Builder {
             return counter("norm", norms_);
           }
           if constexpr (std::is_same_v<Options, ResidualOptions>) return counter("block", blocks_);
+          if constexpr (std::is_same_v<Options, ReadoutOptions>) return counter("pool", pools_);
           return module.name;
         },
         module.module);
@@ -232,6 +235,7 @@ class Builder {
   void add_step(const std::string& name, Options& options, const std::string& label,
                 const std::string& where, int depth) {
     if constexpr (kAttentionOptions<Options>) {
+      if (traits_.readout) fail(label + "an attention layer after the readout, expected it before");
       if (in_block_ && block_attention_)
         fail(label + "a residual block holds a second attention layer, expected at most one");
       block_attention_ = in_block_;
@@ -282,6 +286,14 @@ class Builder {
     } else if constexpr (std::is_same_v<Options, DropoutOptions>) {
       detail::check_dropout("dropout", options.p);
       push(DropoutStep{options.p, dropouts_++}, DropoutKey{});
+    } else if constexpr (std::is_same_v<Options, ReadoutOptions>) {
+      if (depth > 0) fail(label + "a readout inside a residual block, expected it at the top level");
+      if (traits_.readout) fail(label + "a second readout, expected at most one");
+      if (attention_ == 0) fail(label + "a readout before any attention layer, expected one after");
+      declared("features", options.features);
+      push(BasicReadout<T>(store_, name, options, rng_), typename BasicReadout<T>::Cache{});
+      has_parameters_ = has_parameters_ || options.kind == ReadoutKind::kAttention;
+      traits_.readout = true;
     } else {
       if (options.modules.empty()) fail(label + "modules is empty, expected at least one module");
       if (in_block_) fail(label + "a residual block inside another, expected blocks side by side");
@@ -311,7 +323,7 @@ class Builder {
   std::int64_t width_ = 0;
   std::int64_t count_ = 0;
   std::int64_t attention_ = 0;
-  std::int64_t convs_ = 0, linears_ = 0, norms_ = 0, blocks_ = 0;
+  std::int64_t convs_ = 0, linears_ = 0, norms_ = 0, blocks_ = 0, pools_ = 0;
   std::uint64_t dropouts_ = 0;
   bool has_parameters_ = false;
   bool level_started_ = false;
@@ -364,8 +376,10 @@ struct BasicModel<T>::Impl {
   std::size_t levels = 0;
   bool batch_norm = false;
   bool self_loops = true;
+  bool readout = false;
   std::int64_t edge_feature_width = 0;
   const RowMatrix<T>* edge_features = nullptr;  // see set_edge_features
+  std::span<const std::int64_t> graph_offsets;  // see set_graph_offsets
   RowMatrix<T> result;                          // forward_layer's output when no step owns it
   std::array<RowMatrix<T>, 2> grad_buffers;     // see run_backward
   std::vector<const Graph*> masks;              // of the current forward or backward, per level
@@ -382,6 +396,7 @@ struct BasicModel<T>::Impl {
     const Traits traits = builder.traits();
     batch_norm = traits.batch_norm;
     self_loops = traits.self_loops;
+    readout = traits.readout;
     edge_feature_width = traits.edge_features;
     for (const auto& step : steps) levels = std::max(levels, step.level + 1);
     // The modules after the last attention layer keep its rows.
@@ -435,9 +450,30 @@ struct BasicModel<T>::Impl {
   }
 
   void refuse_batch_norm(const char* where, const char* what) const {
+    refuse_readout(where, what);
     if (!batch_norm) return;
     throw InvalidArgument(std::string(where) + ": " + what +
                           " with batch normalisation, which needs every row of its batch");
+  }
+  void refuse_readout(const char* where, const char* what) const {
+    if (!readout) return;
+    throw InvalidArgument(std::string(where) + ": " + what +
+                          " with a readout, which needs every node of each graph of its batch");
+  }
+
+  // The graphs a readout pools over, checked against the rows it receives.
+  std::span<const std::int64_t> offsets_for(std::int64_t count) const {
+    if (graph_offsets.empty()) {
+      throw InvalidArgument(
+          "model.forward: the model ends in a readout, but no graph offsets were set "
+          "(set_graph_offsets)");
+    }
+    if (graph_offsets.back() != count) {
+      throw InvalidArgument("model.forward: the graph offsets cover " +
+                            std::to_string(graph_offsets.back()) + " nodes, the readout has " +
+                            std::to_string(count) + " rows");
+    }
+    return graph_offsets;
   }
 
   // Runs steps [first, last) from `view`; returns the last step's output.
@@ -474,6 +510,15 @@ struct BasicModel<T>::Impl {
       return out;
     } else if constexpr (std::is_same_v<Op, BlockBegin>) {
       return view;
+    } else if constexpr (std::is_same_v<Op, BasicReadout<T>>) {
+      if (view.is_sparse()) {
+        throw InvalidArgument(std::string(where) +
+                              ": a readout reads the sparse features; put a linear or attention "
+                              "layer before it");
+      }
+      op.forward(view.dense(), offsets_for(view.rows()),
+                 std::get<typename Op::Cache>(step.cache), step.out);
+      return step.out;
     } else if constexpr (std::is_same_v<Op, BlockEnd>) {
       const InputRef<T> skip = *steps[op.begin].input;
       if (op.skip) {
@@ -533,6 +578,9 @@ struct BasicModel<T>::Impl {
       const auto& key = std::get<DropoutKey>(step.cache);
       if (key.probability == 0.0 || grad_x == nullptr) return &grad;
       dropout_backward(grad, key, into);
+    } else if constexpr (std::is_same_v<Op, BasicReadout<T>>) {
+      op.backward(input.dense(), graph_offsets, std::get<typename Op::Cache>(step.cache), grad,
+                  grad_x);
     } else if constexpr (std::is_same_v<Op, BlockBegin>) {
       if (grad_x == nullptr) return nullptr;
       ops::detail::resize_buffer(into, grad.rows(), grad.cols());
@@ -672,6 +720,7 @@ const RowMatrix<T>& BasicModel<T>::forward(const Graph& mask,
 template <typename T>
 const RowMatrix<T>& BasicModel<T>::forward(std::span<const Graph> masks, InputRef<T> x, Mode mode,
                                            Rng& rng) {
+  impl_->refuse_readout("model.forward", "a mask per layer");
   impl_->use(masks, "model.forward");
   return run_forward(x, mode, rng);
 }
@@ -693,6 +742,7 @@ template <typename T>
 const RowMatrix<T>& BasicModel<T>::run_forward(InputRef<T> x, Mode mode, Rng& rng) {
   Impl& s = *impl_;
   if (s.halo != nullptr) s.refuse_batch_norm("model.forward", "a part of a graph");
+  if (s.readout) (void)s.offsets_for(x.rows());
   if (x.rows() != s.masks.front()->num_nodes()) {
     throw InvalidArgument("model.forward: x has " + std::to_string(x.rows()) +
                           " rows, the mask has " + std::to_string(s.masks.front()->num_nodes()) +
@@ -704,9 +754,15 @@ const RowMatrix<T>& BasicModel<T>::run_forward(InputRef<T> x, Mode mode, Rng& rn
 template <typename T>
 void BasicModel<T>::run_backward(InputRef<T> /*x*/, const RowMatrix<T>& grad_logits) {
   Impl& s = *impl_;
-  maskgat::ops::detail::check_shape("model.backward", "grad_logits", grad_logits,
-                                    s.masks.back()->num_nodes(), s.spec.classes,
-                                    "the last mask's node count");
+  if (s.readout) {
+    maskgat::ops::detail::check_shape("model.backward", "grad_logits", grad_logits,
+                                      static_cast<std::int64_t>(s.graph_offsets.size()) - 1,
+                                      s.spec.classes, "the graph count");
+  } else {
+    maskgat::ops::detail::check_shape("model.backward", "grad_logits", grad_logits,
+                                      s.masks.back()->num_nodes(), s.spec.classes,
+                                      "the last mask's node count");
+  }
   // dL/d(output) of the step being processed: the logits' gradient, then in turn each step's
   // input gradient, alternating between two buffers (a step's input gradient is never its output
   // gradient).
@@ -744,6 +800,7 @@ const RowMatrix<T>& BasicModel<T>::forward_layer(std::int64_t layer, const Graph
     throw InvalidArgument("model.forward_layer: layer " + std::to_string(layer) +
                           " is outside [0, " + std::to_string(s.levels) + ")");
   }
+  s.refuse_readout("model.forward_layer", "one layer at a time");
   s.use(mask);
   Rng unused(0);  // evaluation draws nothing
   const auto [first, last] = s.level_steps(static_cast<std::size_t>(layer));
@@ -803,6 +860,14 @@ std::int64_t BasicModel<T>::edge_feature_width() const noexcept {
 template <typename T>
 void BasicModel<T>::set_edge_features(const RowMatrix<T>* features) noexcept {
   impl_->edge_features = features;
+}
+template <typename T>
+bool BasicModel<T>::graph_level() const noexcept {
+  return impl_->readout;
+}
+template <typename T>
+void BasicModel<T>::set_graph_offsets(std::span<const std::int64_t> offsets) noexcept {
+  impl_->graph_offsets = offsets;
 }
 template <typename T>
 const ModelSpec& BasicModel<T>::spec() const noexcept {

@@ -1,6 +1,7 @@
 #include "maskgat/nn/spec.hpp"
 
 #include <algorithm>
+#include <array>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -176,10 +177,22 @@ void fields(Fields& f, DropoutOptions& o) {
 }
 template <typename Fields>
 void fields(Fields& /*f*/, ResidualOptions& /*o*/) {}
+template <typename Fields>
+void fields(Fields& f, ReadoutOptions& o) {
+  f.width("features", o.features, false);
+  if (o.kind == ReadoutKind::kAttention) f.count("heads", o.heads);
+}
+
+constexpr std::array<std::pair<ReadoutKind, const char*>, 4> kReadoutTypes{{
+    {ReadoutKind::kSum, "sum_pool"},
+    {ReadoutKind::kMean, "mean_pool"},
+    {ReadoutKind::kMax, "max_pool"},
+    {ReadoutKind::kAttention, "attention_pool"},
+}};
 
 constexpr const char* kTypes =
     "gat, gatv2, dot, linear, layer_norm, batch_norm, identity, relu, elu, leaky_relu, gelu, "
-    "dropout or residual";
+    "dropout, residual, sum_pool, mean_pool, max_pool or attention_pool";
 
 // The default options of the module type `type`.
 ModuleSpec::Module default_module(const std::string& type, const FieldReader& reader) {
@@ -191,6 +204,9 @@ ModuleSpec::Module default_module(const std::string& type, const FieldReader& re
   if (type == "batch_norm") return BatchNormOptions{};
   if (type == "dropout") return DropoutOptions{};
   if (type == "residual") return ResidualOptions{};
+  for (const auto& [kind, name] : kReadoutTypes) {
+    if (type == name) return ReadoutOptions{kind};
+  }
   for (const auto kind : {ActivationKind::kIdentity, ActivationKind::kRelu, ActivationKind::kElu,
                           ActivationKind::kLeakyRelu, ActivationKind::kGelu}) {
     if (type == activation_kind_name(kind)) return ActivationOptions{kind};
@@ -284,6 +300,9 @@ void add_spec_size(const std::vector<ModuleSpec>& modules, double classes, doubl
             const double in = width;
             add_spec_size(options.modules, classes, width, weights, widest);
             if (width != in) weights += in * width;
+          } else if constexpr (std::is_same_v<Options, ReadoutOptions>) {
+            if (options.kind == ReadoutKind::kAttention)
+              weights += width * static_cast<double>(options.heads);
           } else if constexpr (requires { options.heads; }) {
             const double heads = static_cast<double>(options.heads) * out(options.out_features);
             weights += 2.0 * width * heads;
@@ -320,6 +339,12 @@ const char* module_type(const ModuleSpec& module) noexcept {
     }
     const char* operator()(const DropoutOptions&) const { return "dropout"; }
     const char* operator()(const ResidualOptions&) const { return "residual"; }
+    const char* operator()(const ReadoutOptions& o) const {
+      for (const auto& [kind, name] : kReadoutTypes) {
+        if (kind == o.kind) return name;
+      }
+      return "sum_pool";
+    }
   };
   return std::visit(Name{}, module.module);
 }

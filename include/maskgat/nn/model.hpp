@@ -223,6 +223,15 @@ class MASKGAT_EXPORT BasicModel {
   /// differ per level (sampled and receptive-field steps) cannot use them.
   /// @param features E x D, alive while in use; null: none
   void set_edge_features(const RowMatrix<T>* features) noexcept;
+  /// Whether the model ends in a readout (one row per graph of a batch: a graph classifier).
+  /// @return true when the spec holds a readout
+  [[nodiscard]] bool graph_level() const noexcept;
+  /// The graphs of the batch the forwards and backwards from here on run on, for a model with a
+  /// readout: graph b holds the mask's nodes [offsets[b], offsets[b + 1]) (`GraphBatch::offsets`).
+  /// The forward's output then has a row per graph. A graph-level model runs on one mask for
+  /// every layer and every row (not on row sets, per-layer masks, one layer at a time or parts).
+  /// @param offsets B + 1 offsets from 0 to the mask's nodes, alive while in use
+  void set_graph_offsets(std::span<const std::int64_t> offsets) noexcept;
   /// The spec the model was built from (`paper_spec(options)` for a model built from options),
   /// with every module named and every width resolved.
   /// @return the spec

@@ -17,6 +17,7 @@
 #include "maskgat/nn/gatv2_conv.hpp"
 #include "maskgat/nn/linear.hpp"
 #include "maskgat/nn/normalization.hpp"
+#include "maskgat/nn/readout.hpp"
 
 namespace maskgat::nn {
 
@@ -48,7 +49,7 @@ struct ModuleSpec {
   /// Every kind of module, by its options.
   using Module = std::variant<GatConvOptions, GatV2ConvOptions, DotAttentionConvOptions,
                               LinearOptions, LayerNormOptions, BatchNormOptions, ActivationOptions,
-                              DropoutOptions, ResidualOptions>;
+                              DropoutOptions, ResidualOptions, ReadoutOptions>;
   /// The module and its options.
   Module module;
 };
@@ -93,7 +94,8 @@ struct SpecSize {
 [[nodiscard]] MASKGAT_EXPORT SpecSize spec_size(const ModelSpec& spec);
 
 /// The kind of a module as specs spell it: `gat`, `gatv2`, `dot`, `linear`, `layer_norm`,
-/// `batch_norm`, an activation's name, `dropout` or `residual`.
+/// `batch_norm`, an activation's name, `dropout`, `residual`, or a readout's (`sum_pool`,
+/// `mean_pool`, `max_pool`, `attention_pool`).
 /// @param module any module
 /// @return a static string
 [[nodiscard]] MASKGAT_EXPORT const char* module_type(const ModuleSpec& module) noexcept;
