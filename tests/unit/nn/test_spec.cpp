@@ -124,6 +124,32 @@ TEST_SUITE("unit") {
           R"("add_self_loops":true,"residual":false}]})");
   }
 
+  TEST_CASE("model specs: readouts read back from what they write, and name their gates") {
+    const char* text =
+        R"({"modules": [{"type": "gat", "heads": 2, "channels": 4}, {"type": "elu"},)"
+        R"( {"type": "attention_pool", "heads": 2}, {"type": "linear", "out": "classes"}]})";
+    nn::ModelSpec spec = nn::parse_model_spec(text, "spec.json");
+    const std::string json = nn::model_spec_json(spec);
+    CHECK(json.find(R"({"type":"attention_pool","features":0,"heads":2})") != std::string::npos);
+    CHECK(nn::model_spec_json(nn::parse_model_spec(json, "again.json")) == json);
+    for (const char* type : {"sum_pool", "mean_pool", "max_pool"}) {
+      const std::string other = std::string(R"({"modules": [{"type": "gat"}, {"type": ")") +
+                                type + R"("}]})";
+      CHECK(nn::module_type(nn::parse_model_spec(other, "s.json").modules[1]) ==
+            std::string(type));
+    }
+    spec.in_features = 5;
+    spec.classes = 3;
+    Rng rng(1);
+    const nn::Model model(spec, rng);
+    CHECK(model.graph_level());
+    std::vector<std::string> names;
+    for (const auto& entry : model.parameters().entries()) names.push_back(entry.name);
+    CHECK(names == std::vector<std::string>{"conv1.weight", "conv1.att_src", "conv1.att_dst",
+                                            "conv1.bias", "pool1.gate.weight", "lin1.weight",
+                                            "lin1.bias"});
+  }
+
   TEST_CASE(
       "model specs: residual blocks, LayerNorm, GELU, root weight and linear layers have "
       "exact gradients") {
@@ -196,8 +222,11 @@ TEST_SUITE("unit") {
           "model_spec: spec.json: unknown field 'layers', expected modules");
     CHECK(parse_error(R"({"modules": [{"type": "tanh"}]})") ==
           "model_spec: spec.json: modules[0] (tanh): unknown type 'tanh', expected gat, gatv2, "
-          "dot, linear, layer_norm, batch_norm, identity, relu, elu, leaky_relu, gelu, dropout or "
-          "residual");
+          "dot, linear, layer_norm, batch_norm, identity, relu, elu, leaky_relu, gelu, dropout, "
+          "residual, sum_pool, mean_pool, max_pool or attention_pool");
+    CHECK(parse_error(R"({"modules": [{"type": "sum_pool", "heads": 2}]})") ==
+          "model_spec: spec.json: modules[0] (sum_pool): unknown field 'heads', expected "
+          "features");
     CHECK(parse_error(R"({"modules": [{"type": "gat", "name": "c", "head": 2}]})") ==
           "model_spec: spec.json: modules[0] (gat c): unknown field 'head', expected in, heads, "
           "channels, concat, dropout, bias, negative_slope, add_self_loops, residual, edge_dim");
