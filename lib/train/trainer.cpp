@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <memory>
@@ -21,6 +20,7 @@
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/halo_exchange.hpp"
 #include "maskgat/train/layerwise.hpp"
+#include "train/detail/fit_loop.hpp"
 
 namespace maskgat::train {
 
@@ -72,11 +72,6 @@ TrainOptions with_widths(const Dataset& dataset, TrainOptions options) {
   return options;
 }
 
-double elapsed_ms(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
 // Some nodes' receptive field in the whole graph (`masks::receptive_subgraph`): the subgraph, the
 // rows of the input and of the labels on it (none without labels), and where the nodes
 // themselves lie in it.
@@ -111,19 +106,6 @@ std::vector<std::int64_t> batch_fanouts(const TrainOptions& options) {
                           " layers, expected one per layer");
   }
   return options.fanouts;
-}
-
-// The order an epoch visits the training nodes in mini-batches: a Fisher-Yates shuffle drawn
-// from (seed, epoch) alone, so a resumed run visits them as the uninterrupted one.
-std::vector<NodeId> shuffled(std::span<const NodeId> nodes, std::uint64_t seed,
-                             std::int64_t epoch) {
-  constexpr std::uint64_t kShuffleStream = 0x73687566666c65ULL;  // "shuffle"
-  Rng rng(counter_hash(seed, kShuffleStream, static_cast<std::uint64_t>(epoch)));
-  std::vector<NodeId> order(nodes.begin(), nodes.end());
-  for (std::size_t k = order.size(); k > 1; --k) {
-    std::swap(order[k - 1], order[rng.uniform_int(k)]);
-  }
-  return order;
 }
 
 // Whether running on `field` pays against running on all of `mask`: it holds at most half of
@@ -525,12 +507,7 @@ struct Trainer::Impl {
         .scale_columns(dataset->features.cols(), ratios);
   }
 
-  // The loss and accuracy of one epoch's training steps.
-  struct Update {
-    double loss = 0.0;
-    double accuracy = 0.0;
-    std::int64_t input_rows = 0;
-  };
+  using Update = detail::EpochTraining;
 
   // One Adam step on `step`: forward, loss over its training nodes, backward, and the update of
   // the trained model's parameters (copied into the step's model first when it has its own).
@@ -572,7 +549,8 @@ struct Trainer::Impl {
   // each batch sampled (the next one in a task of its own while this one trains) and stepped on.
   // The epoch's loss and accuracy are the batches' weighted by their sizes.
   Update train_batches(std::int64_t epoch) {
-    const std::vector<NodeId> order = shuffled(train_nodes, options.seed, epoch);
+    const std::vector<NodeId> order =
+        detail::shuffled(std::span<const NodeId>(train_nodes), options.seed, epoch);
     const auto size = static_cast<std::size_t>(options.batch_size);
     const std::size_t batches = (order.size() + size - 1) / size;
     const auto outputs = [&](std::size_t b) {
@@ -581,7 +559,7 @@ struct Trainer::Impl {
     };
     const FeatureMatrix& all_input = features(nn::Mode::kTrain);
     MiniBatch next;
-    detail::BackgroundTask sampling;
+    maskgat::detail::BackgroundTask sampling;
     const auto sample = [&](std::size_t b) {
       sampling.run(
           [&, b] { next = sampler->sample(outputs(b), static_cast<std::uint64_t>(epoch)); });
@@ -746,85 +724,35 @@ Trainer::Trainer(Trainer&&) noexcept = default;
 Trainer& Trainer::operator=(Trainer&&) noexcept = default;
 
 FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
-  Impl& s = *impl_;
-  TrainingState& state = s.state;
-  auto& parameters = s.model.parameters();
-  const auto values = parameters.values();
-  if (!state.last_values.empty())
-    std::copy(state.last_values.begin(), state.last_values.end(), values.begin());
-  double total_ms = 0.0;
-  std::int64_t epochs_run = 0;
-  for (std::int64_t epoch = state.epoch + 1; epoch <= s.options.epochs && !state.stopped; ++epoch) {
-    const auto start = std::chrono::steady_clock::now();
-    EpochStats stats;
-    stats.epoch = epoch;
-    s.flip_for_step(epoch);
-    const Impl::Update update = s.sampler ? s.train_batches(epoch) : s.optimize(s.step(), epoch);
-    stats.train_loss = update.loss;
-    stats.train_accuracy = update.accuracy;
-    stats.input_rows = update.input_rows;
-    stats.train_milliseconds = elapsed_ms(start);
+  // Node classification behind the one loop: an epoch is a full-batch step (on the whole graph,
+  // a field or a part) or the epoch's mini-batches; validation scores the validation nodes.
+  class NodeTask final : public detail::FitTask {
+   public:
+    explicit NodeTask(Impl& impl) : s_(impl) {}
 
-    if (s.val_count > 0) {
-      const Impl::Scores val = s.validation_scores();
+    detail::EpochTraining train_epoch(std::int64_t epoch) override {
+      s_.flip_for_step(epoch);
+      return s_.sampler ? s_.train_batches(epoch) : s_.optimize(s_.step(), epoch);
+    }
+
+    std::optional<detail::Validation> validate() override {
+      if (s_.val_count == 0) return std::nullopt;
+      const Impl::Scores val = s_.validation_scores();
       const auto [loss, confusion] =
-          s.score(val.logits, val.labels, val.nodes, s.val_count, nullptr);
-      stats.val_loss = loss;
-      stats.val_accuracy = confusion.accuracy();
-      stats.val_score = s.options.metric == Metric::kRocAuc
-                            ? roc_auc(val.logits, val.labels, val.nodes)
-                            : stats.val_accuracy;
-    }
-    stats.milliseconds = elapsed_ms(start);
-    total_ms += stats.milliseconds;
-    ++epochs_run;
-
-    if (s.options.patience == 0) {
-      stats.checkpoint = true;
-    } else if (s.options.selection == Selection::kMetric) {
-      stats.improved = stats.val_score > state.best_accuracy;
-      stats.checkpoint = stats.improved;
-      if (stats.improved) {
-        state.best_accuracy = stats.val_score;
-        state.best_loss = std::min(state.best_loss, stats.val_loss);
-        state.waiting = 0;
-      } else {
-        state.stopped = ++state.waiting >= s.options.patience;
+          s_.score(val.logits, val.labels, val.nodes, s_.val_count, nullptr);
+      detail::Validation result{loss, confusion.accuracy(), confusion.accuracy()};
+      if (s_.options.metric == Metric::kRocAuc) {
+        result.score = roc_auc(val.logits, val.labels, val.nodes);
       }
-    } else if (stats.val_score >= state.best_accuracy || stats.val_loss <= state.best_loss) {
-      stats.improved = true;
-      stats.checkpoint =
-          stats.val_score >= state.best_accuracy && stats.val_loss <= state.best_loss;
-      state.best_accuracy = std::max(state.best_accuracy, stats.val_score);
-      state.best_loss = std::min(state.best_loss, stats.val_loss);
-      state.waiting = 0;
-    } else {
-      state.stopped = ++state.waiting >= s.options.patience;
+      return result;
     }
-    if (stats.checkpoint) {
-      std::copy(values.begin(), values.end(), state.best_values.begin());
-      const auto buffers = s.model.buffers().values();
-      s.best_buffers.assign(buffers.begin(), buffers.end());
-      state.best_epoch = epoch;
-      state.best_val_accuracy = stats.val_accuracy;
-      state.best_val_score = stats.val_score;
-      state.best_val_loss = stats.val_loss;
-    }
-    state.epoch = epoch;
-    if (on_epoch) on_epoch(stats);
-  }
-  state.last_values.assign(values.begin(), values.end());
-  std::copy(state.best_values.begin(), state.best_values.end(), values.begin());
-  if (!s.best_buffers.empty()) {
-    std::copy(s.best_buffers.begin(), s.best_buffers.end(), s.model.buffers().values().begin());
-  }
-  FitResult result;
-  result.epochs = state.epoch;
-  result.best_epoch = state.best_epoch;
-  result.val_accuracy = state.best_val_accuracy;
-  result.val_loss = state.best_val_loss;
-  result.val_score = state.best_val_score;
-  result.ms_per_epoch = epochs_run > 0 ? total_ms / static_cast<double>(epochs_run) : 0.0;
+
+   private:
+    Impl& s_;
+  };
+  Impl& s = *impl_;
+  NodeTask task(s);
+  FitResult result = detail::run_epochs(task, s.options, s.model, s.state, s.best_buffers, on_epoch);
   result.val_nodes = s.val_count;
   result.test_nodes = s.test_count;
   if (s.test_count > 0) {
