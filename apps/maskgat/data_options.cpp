@@ -100,8 +100,9 @@ void add_data_options(CLI::App& command, DataOptions& options, CLI::Option* inst
       "--dataset", options.dataset,
       "Built-in dataset: cora, citeseer, pubmed, amazon-computers, amazon-photo, coauthor-cs, "
       "the heterophily graphs actor, chameleon-filtered, squirrel-filtered, tolokers, cornell, "
-      "texas, wisconsin, or synthetic:nodes=N,degree=D,features=F,"
-      "classes=K[,seed=S][,homophily=H]");
+      "texas, wisconsin, synthetic:nodes=N,degree=D,features=F,"
+      "classes=K[,seed=S][,homophily=H], or a TU graph collection tu:MUTAG, tu:PROTEINS, "
+      "tu:ENZYMES (datasets/fetch.sh tu)");
   command.add_option("--data-dir", options.data_dir,
                      "Data directory (default: $MASKGAT_DATA_DIR, else datasets/ of the source "
                      "tree for a maskgat run from its build tree, else "
@@ -124,6 +125,10 @@ void add_data_options(CLI::App& command, DataOptions& options, CLI::Option* inst
       "A binary graph store written by maskgat convert: mapped, not parsed (--split, "
       "--split-sizes, --split-per-class, --seed and --largest-component still apply)");
   store->excludes(dataset)->excludes(graph)->excludes(npz);
+  auto* tu = command.add_option(
+      "--tu", options.tu,
+      "A TU graph-classification collection (MUTAG.zip, ...): its zip or a folder of its files");
+  tu->excludes(dataset)->excludes(graph)->excludes(npz)->excludes(store);
   command
       .add_flag("--verify", options.verify_store,
                 "With --store: also verify the features' checksums, reading every page of them "
@@ -217,15 +222,31 @@ void add_data_options(CLI::App& command, DataOptions& options, CLI::Option* inst
       ->check(integer_at_least(1))
       ->capture_default_str();
   if (instead != nullptr) {
-    for (CLI::Option* source : {dataset, graph, npz, store}) instead->excludes(source);
+    for (CLI::Option* source : {dataset, graph, npz, store, tu}) instead->excludes(source);
   }
-  command.callback([dataset, graph, npz, store, instead] {
+  command.callback([dataset, graph, npz, store, tu, instead] {
     if (dataset->count() == 0 && graph->count() == 0 && npz->count() == 0 && store->count() == 0 &&
-        (instead == nullptr || instead->count() == 0)) {
-      throw CLI::RequiredError("--dataset, --graph, --npz or --store" +
+        tu->count() == 0 && (instead == nullptr || instead->count() == 0)) {
+      throw CLI::RequiredError("--dataset, --graph, --npz, --store or --tu" +
                                (instead == nullptr ? "" : " (or " + instead->get_name() + ")"));
     }
   });
+}
+
+bool names_collection(const DataOptions& options) {
+  return !options.tu.empty() || options.dataset.starts_with("tu:");
+}
+
+GraphCollection load_collection(const DataOptions& options, const RunOptions& run) {
+  std::filesystem::path path = options.tu;
+  if (path.empty()) {
+    const std::string name = options.dataset.substr(3);
+    path = resolve_data_dir(options.data_dir, default_data_dir()) / "tu" / (name + ".zip");
+  }
+  GraphCollection collection = read_tu(path, options.load.read);
+  for (const std::string& note : collection.notes) say(run, "note: tu: " + note);
+  say_verbose(run, "loaded " + collection.name + " from " + path.string());
+  return collection;
 }
 
 std::filesystem::path default_data_dir() {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "maskgat/io/dataset.hpp"
+#include "maskgat/io/tu.hpp"
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/trainer.hpp"
 
@@ -21,6 +22,7 @@ struct DataOptions {
   std::string dataset;
   std::filesystem::path npz;    // --npz: a graph in an npz archive
   std::filesystem::path store;  // --store: a binary graph store, mapped
+  std::filesystem::path tu;     // --tu: a TU graph-classification collection, zip or folder
   bool verify_store = false;    // --verify: also check the store's feature checksums
   std::optional<std::filesystem::path> data_dir;
   std::string source = "planetoid";
@@ -67,7 +69,7 @@ void say(const RunOptions& run, const std::string& line);
 // `line` on stderr with --verbose only.
 void say_verbose(const RunOptions& run, const std::string& line);
 
-// Registers `--dataset`, `--data-dir`, `--source`, `--graph`, `--npz`, `--store`, `--verify`,
+// Registers `--dataset`, `--data-dir`, `--source`, `--graph`, `--npz`, `--store`, `--tu`, `--verify`,
 // `--format`, `--features`, `--labels`, `--split`, `--undirected`, `--numeric-ids`,
 // `--num-nodes`, `--strict`, `--seed`, the split options and the reader limits on `command`.
 // `instead`, when given, is an option that reads the data another way (train's --partitions): it
@@ -101,6 +103,14 @@ void add_data_as_given(CLI::App& command, DataOptions& options);
 Dataset load_data_for_model(DataOptions& options, const std::optional<train::DataRecord>& trained,
                             bool with_split, const std::string& model, bool offers_as_given,
                             const RunOptions& run);
+
+// Whether the options name a collection of graphs (`--tu FILE` or `--dataset tu:NAME`) rather
+// than one graph.
+bool names_collection(const DataOptions& options);
+
+// Reads the collection the options name: `--tu`'s zip or folder, or `tu/NAME.zip` in the data
+// directory for `--dataset tu:NAME`; prints its reader's notes (unless --quiet).
+GraphCollection load_collection(const DataOptions& options, const RunOptions& run);
 
 // Loads the data a model trains on or is applied to: features required.
 Dataset load_model_data(DataOptions& options, const RunOptions& run,

@@ -100,13 +100,7 @@ nlohmann::ordered_json spread_json(const Spread& s) {
 }
 
 int run_collection_info(const InfoOptions& options) {
-  std::filesystem::path path = options.tu;
-  if (path.empty()) {
-    const std::string name = options.data.dataset.substr(3);
-    path = resolve_data_dir(options.data.data_dir, default_data_dir()) / "tu" / (name + ".zip");
-  }
-  const GraphCollection c = read_tu(path, options.data.load.read);
-  for (const std::string& note : c.notes) say(options.run, "note: tu: " + note);
+  const GraphCollection c = load_collection(options.data, options.run);
   const std::int64_t graphs = c.num_graphs();
   std::vector<std::int64_t> nodes(static_cast<std::size_t>(graphs));
   std::vector<std::int64_t> edges(static_cast<std::size_t>(graphs));
@@ -172,14 +166,12 @@ void add_info_command(CLI::App& app, InfoOptions& options) {
       "  maskgat info --graph edges.txt --features features.csv --labels labels.txt --undirected\n"
       "  maskgat info --dataset tu:MUTAG\n"
       "  maskgat info --tu PROTEINS.zip --json");
-  auto* tu = command->add_option("--tu", options.tu,
-                                 "A TU graph-classification collection: its zip or folder");
-  add_data_options(*command, options.data, tu);
+  add_data_options(*command, options.data);
   add_run_options(*command, options.run, false);
 }
 
 int run_info(InfoOptions& options) {
-  if (!options.tu.empty() || options.data.dataset.starts_with("tu:")) {
+  if (names_collection(options.data)) {
     return run_collection_info(options);
   }
   // info reports what is there: PubMed without its features file still has a graph and labels.

@@ -10,7 +10,6 @@ namespace maskgat::app {
 
 struct InfoOptions {
   DataOptions data;
-  std::filesystem::path tu;  // --tu: a TU collection's zip or folder
   RunOptions run;
 };
 

@@ -135,7 +135,8 @@ void add_inputs(OutputPlan& plan, const DataOptions& data) {
   for (const auto& [option, path] :
        {std::pair{"--graph", &files.graph}, std::pair{"--features", &files.features},
         std::pair{"--labels", &files.labels}, std::pair{"--split", &files.split},
-        std::pair{"--npz", &data.npz}, std::pair{"--store", &data.store}}) {
+        std::pair{"--npz", &data.npz}, std::pair{"--store", &data.store},
+        std::pair{"--tu", &data.tu}}) {
     if (!path->empty()) plan.add_input(option, *path);
   }
 }

@@ -23,25 +23,39 @@
 #include "maskgat/nn/spec.hpp"
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/trainer.hpp"
+#include "graph_task.hpp"
 #include "mpi_communicator.hpp"
 #include "outputs.hpp"
 #include "plot.hpp"
 #include "ranks.hpp"
 
 namespace maskgat::app {
-namespace {
 
-// How results name `metric`: `acc` or `roc_auc` in result lines and JSON keys.
 std::string metric_key(train::Metric metric) {
   return metric == train::Metric::kRocAuc ? "roc_auc" : "acc";
 }
+
+namespace {
 
 // How result lines name the model: its attention kind, or `spec` for a model from a spec file.
 std::string model_label(const train::TrainOptions& options) {
   return options.spec ? "spec" : nn::attention_kind_name(options.model.attention);
 }
 
-train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
+// The one model a node task trains: --model's, or the paper's without it.
+std::optional<std::string> single_model(const TrainCommandOptions& options) {
+  if (options.models.size() > 1) {
+    throw InvalidArgument("--model: " + std::to_string(options.models.size()) +
+                          " models given; several are candidates of a graph task (--task graph), "
+                          "a node task trains one");
+  }
+  return options.models.empty() ? std::nullopt : std::optional(options.models.front());
+}
+
+}  // namespace
+
+train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed,
+                           const std::optional<std::string>& model) {
   train::TrainOptions options =
       cli.recipe == "shchur" ? train::shchur_recipe() : train::paper_recipe(cli.data.dataset);
   if (cli.attention) options.model.attention = nn::parse_attention_kind(*cli.attention);
@@ -51,7 +65,7 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
   if (cli.output_heads) options.model.output_heads = *cli.output_heads;
   if (cli.dropout) options.model.dropout = *cli.dropout;
   if (cli.attention_dropout) options.model.attention_dropout = *cli.attention_dropout;
-  if (cli.model && *cli.model != "paper") {
+  if (model && *model != "paper") {
     const std::pair<bool, const char*> paper_options[] = {
         {cli.attention.has_value(), "--attention"},
         {cli.layers.has_value(), "--layers"},
@@ -63,10 +77,10 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
     for (const auto& [given, name] : paper_options) {
       if (given) {
         throw InvalidArgument(std::string(name) + " shapes the paper's model, not a spec's (" +
-                              *cli.model + "): set it in the spec");
+                              *model + "): set it in the spec");
       }
     }
-    options.spec = train::read_model_spec(*cli.model);
+    options.spec = train::read_model_spec(*model);
   }
   if (cli.learning_rate) options.optimizer.learning_rate = *cli.learning_rate;
   if (cli.weight_decay) options.optimizer.weight_decay = *cli.weight_decay;
@@ -90,59 +104,41 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed) {
   return options;
 }
 
-// Progress of one run on stderr: a live line on a terminal, a plain line every 50 epochs
-// otherwise, nothing with --quiet.
-class Progress {
- public:
-  // Quiet prints nothing; verbose prints every epoch also when stderr is not a terminal (where
-  // the line is otherwise printed every 50 epochs instead of being redrawn).
-  Progress(const RunOptions& output, std::int64_t run, std::int64_t runs,
-           const train::TrainOptions& options)
-      : quiet_(output.quiet),
-        every_(output.verbose ? 1 : 50),
-        terminal_(isatty(fileno(stderr)) != 0),
-        prefix_("run " + std::to_string(run + 1) + "/" + std::to_string(runs) + " seed " +
-                std::to_string(options.seed)),
-        epochs_(options.epochs),
-        patience_(options.patience),
-        score_key_("val_" + metric_key(options.metric)) {}
+Progress::Progress(const RunOptions& output, std::string prefix,
+                   const train::TrainOptions& options)
+    : quiet_(output.quiet),
+      every_(output.verbose ? 1 : 50),
+      terminal_(isatty(fileno(stderr)) != 0),
+      prefix_(std::move(prefix)),
+      epochs_(options.epochs),
+      patience_(options.patience),
+      score_key_("val_" + metric_key(options.metric)) {}
 
-  void operator()(const train::EpochStats& stats) {
-    elapsed_ms_ += stats.milliseconds;
-    waiting_ = stats.improved ? 0 : waiting_ + 1;
-    if (stats.checkpoint) best_ = stats.val_score;
-    if (quiet_) return;
-    std::int64_t remaining = epochs_ - stats.epoch;
-    if (patience_ > 0) remaining = std::min(remaining, patience_ - waiting_);
-    const double eta_s =
-        static_cast<double>(remaining) * elapsed_ms_ / static_cast<double>(stats.epoch) / 1000.0;
-    const std::string line = prefix_ + ": epoch " + std::to_string(stats.epoch) + " loss " +
-                             fixed(stats.train_loss, 4) + " " + score_key_ + " " +
-                             fixed(stats.val_score, 4) + " best " + fixed(best_, 4) + " elapsed " +
-                             fixed(elapsed_ms_ / 1000.0, 1) + " s ETA " + fixed(eta_s, 1) + " s";
-    if (terminal_) {
-      std::cerr << '\r' << line << "\x1b[K" << std::flush;
-    } else if (stats.epoch % every_ == 0) {
-      std::cerr << line << '\n';
-    }
+void Progress::operator()(const train::EpochStats& stats) {
+  elapsed_ms_ += stats.milliseconds;
+  waiting_ = stats.improved ? 0 : waiting_ + 1;
+  if (stats.checkpoint) best_ = stats.val_score;
+  if (quiet_) return;
+  std::int64_t remaining = epochs_ - stats.epoch;
+  if (patience_ > 0) remaining = std::min(remaining, patience_ - waiting_);
+  const double eta_s =
+      static_cast<double>(remaining) * elapsed_ms_ / static_cast<double>(stats.epoch) / 1000.0;
+  const std::string line = prefix_ + ": epoch " + std::to_string(stats.epoch) + " loss " +
+                           fixed(stats.train_loss, 4) + " " + score_key_ + " " +
+                           fixed(stats.val_score, 4) + " best " + fixed(best_, 4) + " elapsed " +
+                           fixed(elapsed_ms_ / 1000.0, 1) + " s ETA " + fixed(eta_s, 1) + " s";
+  if (terminal_) {
+    std::cerr << '\r' << line << "\x1b[K" << std::flush;
+  } else if (stats.epoch % every_ == 0) {
+    std::cerr << line << '\n';
   }
+}
 
-  void finish() const {
-    if (!quiet_ && terminal_) std::cerr << '\n';
-  }
+void Progress::finish() const {
+  if (!quiet_ && terminal_) std::cerr << '\n';
+}
 
- private:
-  bool quiet_;
-  std::int64_t every_;
-  bool terminal_;
-  std::string prefix_;
-  std::int64_t epochs_;
-  std::int64_t patience_;
-  std::string score_key_;
-  std::int64_t waiting_ = 0;
-  double elapsed_ms_ = 0.0;
-  double best_ = 0.0;
-};
+namespace {
 
 // How the graph was read: its edges as given or both ways, and how many nodes receive no message
 // (no in-edge but their self-loop). Read as given, an undirected graph's edge list leaves many
@@ -305,13 +301,13 @@ int run_train_on_partitions(const TrainCommandOptions& options) {
       resumed->options.max_activations = options.limits.max_activations;
     }
     const train::TrainOptions train_options =
-        resumed ? resumed->options : recipe(options, data.load.seed);
+        resumed ? resumed->options : recipe(options, data.load.seed, single_model(options));
     train::check_model_size(train_options, part.data);
     train::Trainer trainer = resumed
                                  ? train::Trainer(part, *comm, *resumed,
                                                   options.epochs.value_or(resumed->options.epochs))
                                  : train::Trainer(part, *comm, train_options);
-    Progress progress(output, 0, 1, train_options);
+    Progress progress(output, "run 1/1 seed " + std::to_string(train_options.seed), train_options);
     const std::int64_t first_epoch = resumed ? resumed->state.epoch : 0;
     const std::int64_t bytes_before = comm->bytes_sent();
     const double communicating_before = comm->seconds_communicating();
@@ -389,7 +385,9 @@ int run_train_on_partitions(const TrainCommandOptions& options) {
 
 void add_train_command(CLI::App& app, TrainCommandOptions& options) {
   auto* command = app.add_subcommand(
-      "train", "Train a graph attention network for node classification (the GAT paper's recipe)");
+      "train",
+      "Train a graph attention network: node classification (the GAT paper's recipe), or graph "
+      "classification on a collection (--task graph)");
   auto* partitions = command->add_option(
       "--partitions", options.partitions,
       "Train across processes under mpirun -np P: rank r trains on DIR/part-r of the P parts "
@@ -419,10 +417,29 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
           return std::string(error.what());
         }
       });
-  command->add_option("--model", options.model,
-                      "The model: paper (the GAT paper's, shaped by --attention, --layers, "
-                      "--heads, --hidden, --output-heads, --dropout, --attn-dropout; the "
-                      "default) or a JSON spec file of its modules (docs/model-specs.md)");
+  command
+      ->add_option("--model", options.models,
+                   "The model: paper (the GAT paper's, shaped by --attention, --layers, "
+                   "--heads, --hidden, --output-heads, --dropout, --attn-dropout; the "
+                   "default) or a JSON spec file of its modules (docs/model-specs.md); with "
+                   "--task graph one or more specs with a readout, A,B,...: each fold keeps the "
+                   "one best on its validation graphs")
+      ->delimiter(',');
+  command
+      ->add_option("--task", options.task,
+                   "node (classify the nodes of one graph; the default) or graph (classify the "
+                   "graphs of a collection, --tu or --dataset tu:NAME; the model needs a readout)")
+      ->check(CLI::IsMember({"node", "graph"}));
+  command
+      ->add_option("--folds", options.folds,
+                   "With --task graph: train on every fold of K stratified folds (Errica et "
+                   "al.'s protocol: fold k tests, a stratified tenth of the rest validates) and "
+                   "report the mean and standard deviation (default: fold 1 of 10 alone)")
+      ->check(integer_at_least(2));
+  command
+      ->add_option("--fold", options.fold,
+                   "With --task graph: train on fold k (1-based) of --folds (default 10) alone")
+      ->check(integer_at_least(1));
   command->add_option("--layers", options.layers, "Attention layers (default 2)")
       ->check(integer_at_least(1));
   command->add_option("--heads", options.heads, "Heads of every hidden layer (default 8)")
@@ -454,7 +471,8 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
           ->add_option("--batch-size", options.batch_size,
                        "Train on mini-batches of this many training nodes, each with the "
                        "in-neighbours --fanout samples, one Adam step per batch (default: one "
-                       "full-batch step per epoch)")
+                       "full-batch step per epoch); with --task graph, of this many graphs "
+                       "(default 32)")
           ->check(integer_at_least(1));
   command
       ->add_option("--fanout", options.fanouts,
@@ -519,11 +537,21 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
       "  maskgat train --dataset cora --resume cora.ckpt --epochs 100 --save cora2.ckpt\n"
       "  maskgat train --dataset synthetic:nodes=1000000 --batch-size 1024 --fanout 10,10\n"
       "  mpirun -np 4 maskgat train --partitions cora.parts --epochs 200\n"
+      "  maskgat train --task graph --dataset tu:PROTEINS --model docs/specs/graph-gat.json "
+      "--folds 10\n"
       "  maskgat train --graph edges.txt --features features.csv --labels labels.txt "
       "--undirected");
 }
 
 int run_train(TrainCommandOptions& options) {
+  if (options.task == "graph") return run_train_graphs(options);
+  if (names_collection(options.data)) {
+    throw InvalidArgument(
+        "a TU collection holds many graphs with a label each: train on it with --task graph");
+  }
+  if (options.folds || options.fold) {
+    throw InvalidArgument("--folds and --fold split a collection of graphs; they need --task graph");
+  }
   if (options.partitions) return run_train_on_partitions(options);
   if ((options.save || options.resume || options.plot) && options.runs != 1) {
     throw InvalidArgument("--save, --resume and --plot work on one run; got --runs " +
@@ -593,7 +621,8 @@ int run_train(TrainCommandOptions& options) {
     }();
     const train::TrainOptions train_options =
         resumed ? resumed->options
-                : recipe(options, options.data.load.seed + static_cast<std::uint64_t>(run));
+                : recipe(options, options.data.load.seed + static_cast<std::uint64_t>(run),
+                         single_model(options));
     // A model too large for its limits is bad usage (the options asked for it), not bad data.
     train::check_model_size(train_options, data);
     last = train_options;
@@ -609,7 +638,10 @@ int run_train(TrainCommandOptions& options) {
     }();
     // Written once the first run's model is built on it: every argument has been checked.
     if (run == 0 && options.split_out) write_split_out(*options.split_out, dataset, output);
-    Progress progress(output, run, options.runs, train_options);
+    Progress progress(output,
+                      "run " + std::to_string(run + 1) + "/" + std::to_string(options.runs) +
+                          " seed " + std::to_string(train_options.seed),
+                      train_options);
     curves.clear();
     const train::FitResult result = trainer.fit([&](const train::EpochStats& stats) {
       progress(stats);

@@ -9,13 +9,17 @@
 #include <vector>
 
 #include "data_options.hpp"
+#include "maskgat/train/trainer.hpp"
 
 namespace maskgat::app {
 
 struct TrainCommandOptions {
   DataOptions data;
   std::optional<std::string> recipe, attention, positional, metric, selection;
-  std::optional<std::string> model;  // --model: a spec file, or paper
+  std::optional<std::string> task;   // --task: node (default) or graph
+  std::vector<std::string> models;   // --model: a spec file, or paper; graph tasks: candidates
+  std::optional<std::int64_t> folds;  // --folds: graph tasks, every fold of K
+  std::optional<std::int64_t> fold;   // --fold: graph tasks, fold k (1-based) alone
   std::optional<std::int64_t> layers, heads, hidden, output_heads, epochs, patience;
   std::optional<double> dropout, attention_dropout, learning_rate, weight_decay;
   bool whole_graph = false;
@@ -27,6 +31,35 @@ struct TrainCommandOptions {
   std::optional<std::filesystem::path> metrics_json, save, resume, plot, split_out;
   std::optional<std::filesystem::path> partitions;  // --partitions: part r on MPI rank r
   RunOptions run;
+};
+
+// The run's options from the command line: the recipe, then the options given, with `model` (a
+// spec file, `paper` or none) and `seed`.
+train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed,
+                           const std::optional<std::string>& model);
+
+// How results name `metric`: `acc` or `roc_auc` in result lines and JSON keys.
+std::string metric_key(train::Metric metric);
+
+// Progress of one run on stderr: a live line on a terminal, a plain line every 50 epochs
+// otherwise (every epoch with --verbose), nothing with --quiet; `prefix` names the run.
+class Progress {
+ public:
+  Progress(const RunOptions& output, std::string prefix, const train::TrainOptions& options);
+  void operator()(const train::EpochStats& stats);
+  void finish() const;
+
+ private:
+  bool quiet_;
+  std::int64_t every_;
+  bool terminal_;
+  std::string prefix_;
+  std::int64_t epochs_;
+  std::int64_t patience_;
+  std::string score_key_;
+  std::int64_t waiting_ = 0;
+  double elapsed_ms_ = 0.0;
+  double best_ = 0.0;
 };
 
 // Registers the `train` subcommand on `app`.

@@ -22,6 +22,7 @@
 #include "maskgat/train/predictor.hpp"
 #include "maskgat/train/trainer.hpp"
 #include "mpi_communicator.hpp"
+#include "graph_task.hpp"
 #include "outputs.hpp"
 #include "plot.hpp"
 #include "ranks.hpp"
@@ -46,9 +47,20 @@ class Applied {
   Applied(const std::filesystem::path& path, train::Checkpoint checkpoint, DataOptions& data,
           const ModelLimits& limits, std::optional<std::int64_t> chunk_rows, const RunOptions& run,
           bool with_split)
-      : dataset(load_data_for_model(data, checkpoint.data, with_split, path.string(),
-                                    /*offers_as_given=*/true, run)),
+      : dataset(load_data_for_model(data, node_model(path, checkpoint).data, with_split,
+                                    path.string(), /*offers_as_given=*/true, run)),
         predictor(predict_with(path, std::move(checkpoint), dataset, limits, chunk_rows)) {}
+
+  // `checkpoint`, once it is known to classify nodes.
+  static const train::Checkpoint& node_model(const std::filesystem::path& path,
+                                             const train::Checkpoint& checkpoint) {
+    if (checkpoint.options.task == train::Task::kGraph) {
+      throw InvalidArgument("model " + path.string() +
+                            " classifies graphs (train --task graph): give it a collection of "
+                            "graphs with --tu FILE or --dataset tu:NAME");
+    }
+    return checkpoint;
+  }
 
   // The model on `dataset`, once it is known to fit the data and the limits.
   static train::Predictor predict_with(const std::filesystem::path& path,
@@ -147,7 +159,8 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
   add_data_options(*command, options.data, partitions);
   add_data_as_given(*command, options.data);
   command->add_option("--output", options.output,
-                      "CSV: node,predicted_class,p_<class>... one row per node");
+                      "CSV: node,predicted_class,p_<class>... one row per node (for a graph "
+                      "classifier on --tu or tu:NAME, graph,... one row per graph)");
   command->add_option("--attention-out", options.attention_out,
                       "CSV: layer,src,dst,head,alpha for every edge, self-loops included");
   command
@@ -159,7 +172,8 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
   command
       ->add_option("--nodes", options.nodes,
                    "NAME[,NAME...]: score these nodes alone, in this order, on their receptive "
-                   "field (a few nodes of a large graph cost their neighbourhoods, not the graph)")
+                   "field (a few nodes of a large graph cost their neighbourhoods, not the "
+                   "graph); for a graph classifier, these graphs by their 1-based ids")
       ->delimiter(',')
       ->excludes("--attention-out")
       ->excludes("--plot-attention");
@@ -192,6 +206,30 @@ constexpr std::array<SplitPart, 3> kSplitParts = {SplitPart::kTrain, SplitPart::
 // What `evaluate` reports: each split part's metrics (none over no nodes) and the test
 // confusion matrix, as text or JSON, and into --metrics-json.
 // With ROC AUC (`metric`), each part also has its `roc_auc`.
+}  // namespace
+
+nlohmann::ordered_json report_confusion(const train::ConfusionMatrix& confusion,
+                                        const std::vector<std::string>& class_names,
+                                        const RunOptions& run) {
+  nlohmann::ordered_json matrix = nlohmann::ordered_json::array();
+  if (!run.json) std::cout << "test confusion (rows: true class, columns: predicted)\n";
+  for (std::int32_t truth = 0; truth < confusion.classes(); ++truth) {
+    nlohmann::ordered_json row = nlohmann::ordered_json::array();
+    for (std::int32_t guess = 0; guess < confusion.classes(); ++guess) {
+      row.push_back(confusion.count(truth, guess));
+    }
+    if (!run.json) {
+      std::cout << "  " << class_names[static_cast<std::size_t>(truth)] << ':';
+      for (const auto& count : row) std::cout << ' ' << count;
+      std::cout << '\n';
+    }
+    matrix.push_back(row);
+  }
+  return matrix;
+}
+
+namespace {
+
 void report_evaluation(const EvaluateOptions& options, const RunOptions& run,
                        const std::string& dataset, const std::vector<std::string>& class_names,
                        const std::array<std::optional<train::SplitMetrics>, 3>& metrics,
@@ -218,21 +256,7 @@ void report_evaluation(const EvaluateOptions& options, const RunOptions& run,
     if (m.roc_auc) splits[name]["roc_auc"] = *m.roc_auc;
   }
   nlohmann::ordered_json matrix = nlohmann::ordered_json::array();
-  if (const auto& test = metrics.back()) {
-    if (!run.json) std::cout << "test confusion (rows: true class, columns: predicted)\n";
-    for (std::int32_t truth = 0; truth < test->confusion.classes(); ++truth) {
-      nlohmann::ordered_json row = nlohmann::ordered_json::array();
-      for (std::int32_t guess = 0; guess < test->confusion.classes(); ++guess) {
-        row.push_back(test->confusion.count(truth, guess));
-      }
-      if (!run.json) {
-        std::cout << "  " << class_names[static_cast<std::size_t>(truth)] << ':';
-        for (const auto& count : row) std::cout << ' ' << count;
-        std::cout << '\n';
-      }
-      matrix.push_back(row);
-    }
-  }
+  if (const auto& test = metrics.back()) matrix = report_confusion(test->confusion, class_names, run);
   const nlohmann::ordered_json out = {
       {"command", "evaluate"},   {"model", options.model.string()},      {"dataset", dataset},
       {"classes", class_names},  {"metric", train::metric_name(metric)}, {"splits", splits},
@@ -303,14 +327,15 @@ int run_evaluate_on_partitions(EvaluateOptions& options) {
       });
 }
 
-// What `predict` reports for the nodes `names` (row i of `logits` is names[i]'s): the CSV of
-// --output and, with --json, the predictions on stdout.
+}  // namespace
+
 void report_predictions(const PredictOptions& options, const RunOptions& run,
                         const std::string& dataset, const std::vector<std::string>& class_names,
-                        const std::vector<std::string>& names, const RowMatrix<float>& logits) {
+                        const std::vector<std::string>& names, const RowMatrix<float>& logits,
+                        const char* key) {
   if (options.output) {
-    write_file_atomically(*options.output, train::predictions_csv(names, class_names, logits),
-                          run.force);
+    write_file_atomically(*options.output,
+                          train::predictions_csv(names, class_names, logits, key), run.force);
     say(run,
         "wrote " + std::to_string(logits.rows()) + " predictions to " + options.output->string());
   }
@@ -326,7 +351,7 @@ void report_predictions(const PredictOptions& options, const RunOptions& run,
       row.push_back(std::round(1e6 * double{probabilities(i, k)}) / 1e6);
     }
     predictions.push_back(
-        {{"node", names[static_cast<std::size_t>(i)]},
+        {{key, names[static_cast<std::size_t>(i)]},
          {"class", class_names[static_cast<std::size_t>(predicted[static_cast<std::size_t>(i)])]},
          {"probabilities", row}});
   }
@@ -337,6 +362,8 @@ void report_predictions(const PredictOptions& options, const RunOptions& run,
                                       {"predictions", predictions}};
   std::cout << json_text(out, run) << '\n';
 }
+
+namespace {
 
 // Every rank's `mine`, on rank 0 in rank order (elsewhere nothing). Collective.
 template <typename T>
@@ -412,7 +439,7 @@ int run_predict_on_partitions(PredictOptions& options) {
           throw Error("predict: the parts hold fewer than the graph's " +
                       std::to_string(part.global_nodes) + " nodes");
         }
-        report_predictions(options, run, part.data.name, class_names, names, whole);
+        report_predictions(options, run, part.data.name, class_names, names, whole, "node");
       });
 }
 
@@ -420,6 +447,7 @@ int run_predict_on_partitions(PredictOptions& options) {
 
 int run_evaluate(EvaluateOptions& options) {
   if (options.partitions) return run_evaluate_on_partitions(options);
+  if (names_collection(options.data)) return run_evaluate_graphs(options);
   const RunOptions& run = options.run;
   OutputPlan outputs(run.force);
   if (options.metrics_json) outputs.add_output("--metrics-json", *options.metrics_json);
@@ -466,6 +494,7 @@ int run_evaluate(EvaluateOptions& options) {
 
 int run_predict(PredictOptions& options) {
   if (options.partitions) return run_predict_on_partitions(options);
+  if (names_collection(options.data)) return run_predict_graphs(options);
   const RunOptions& run = options.run;
   OutputPlan outputs(run.force);
   if (options.output) outputs.add_output("--output", *options.output);
@@ -499,7 +528,7 @@ int run_predict(PredictOptions& options) {
   std::vector<std::string> names;
   names.reserve(static_cast<std::size_t>(logits.rows()));
   for (std::int64_t i = 0; i < logits.rows(); ++i) names.push_back(node_names[node_of(i)]);
-  report_predictions(options, run, applied.dataset.name, class_names, names, logits);
+  report_predictions(options, run, applied.dataset.name, class_names, names, logits, "node");
   std::vector<nn::AttentionWeights<float>> weights;
   if (options.attention_out || attention_plot) weights = applied.predictor.attention();
   if (options.attention_out) {

@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "data_options.hpp"
+#include "maskgat/train/metrics.hpp"
 
 namespace maskgat::app {
 
@@ -44,5 +47,17 @@ void add_predict_command(CLI::App& app, PredictOptions& options);
 // Run them; return the exit code.
 int run_evaluate(EvaluateOptions& options);
 int run_predict(PredictOptions& options);
+
+// What `predict` reports for the nodes or graphs `names` (row i of `logits` is names[i]'s; `key`
+// `node` or `graph`): the CSV of --output and, with --json, the predictions on stdout.
+void report_predictions(const PredictOptions& options, const RunOptions& run,
+                        const std::string& dataset, const std::vector<std::string>& class_names,
+                        const std::vector<std::string>& names, const RowMatrix<float>& logits,
+                        const char* key);
+
+// Prints a test confusion matrix (unless --json) and returns it as JSON rows (true class).
+nlohmann::ordered_json report_confusion(const train::ConfusionMatrix& confusion,
+                                        const std::vector<std::string>& class_names,
+                                        const RunOptions& run);
 
 }  // namespace maskgat::app

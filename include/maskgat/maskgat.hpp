@@ -55,6 +55,7 @@
 #include "maskgat/ops/spmm.hpp"
 #include "maskgat/optim/adam.hpp"
 #include "maskgat/train/checkpoint.hpp"
+#include "maskgat/train/graph_trainer.hpp"
 #include "maskgat/train/halo_exchange.hpp"
 #include "maskgat/train/layerwise.hpp"
 #include "maskgat/train/metrics.hpp"

@@ -30,8 +30,9 @@ constexpr std::string_view kMagic = "MGATCKPT";
 // a record) the index of the fixed split trained on; older files follow accuracy and record no
 // fixed split. Version 9 added after them the model's spec as JSON (empty: the paper's model
 // of the options) and its running statistics. Version 10 added after them the rule that picks the
-// kept epoch; older files follow the GAT reference implementation's.
-constexpr std::uint32_t kVersion = 10;
+// kept epoch; older files follow the GAT reference implementation's. Version 11 added after it
+// the task (node or graph); older files are node tasks.
+constexpr std::uint32_t kVersion = 11;
 constexpr std::uint32_t kOldestVersion = 1;
 
 using detail::fnv1a;
@@ -367,6 +368,7 @@ void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkp
   payload.string(checkpoint.options.spec ? nn::model_spec_json(*checkpoint.options.spec) : "");
   payload.array(checkpoint.buffers);
   payload.scalar<std::uint8_t>(static_cast<std::uint8_t>(checkpoint.options.selection));
+  payload.scalar<std::uint8_t>(static_cast<std::uint8_t>(checkpoint.options.task));
 
   Writer file;
   std::string content(kMagic);
@@ -480,6 +482,11 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Limits& limi
       in.fail("unknown selection rule " + std::to_string(selection));
     }
     checkpoint.options.selection = static_cast<Selection>(selection);
+  }
+  if (version >= 11) {
+    const auto task = in.scalar<std::uint8_t>();
+    if (task > static_cast<std::uint8_t>(Task::kGraph)) in.fail("unknown task " + std::to_string(task));
+    checkpoint.options.task = static_cast<Task>(task);
   }
   in.finish();
   if (checkpoint.options.spec) {

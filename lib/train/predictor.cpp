@@ -105,7 +105,7 @@ std::vector<nn::AttentionWeights<float>> Predictor::attention() {
 
 std::string predictions_csv(std::span<const std::string> names,
                             std::span<const std::string> class_names,
-                            const RowMatrix<float>& logits) {
+                            const RowMatrix<float>& logits, std::string_view key) {
   if (static_cast<std::int64_t>(names.size()) != logits.rows() ||
       static_cast<std::int64_t>(class_names.size()) != logits.cols()) {
     throw InvalidArgument("predictions_csv: " + std::to_string(names.size()) + " names and " +
@@ -116,7 +116,7 @@ std::string predictions_csv(std::span<const std::string> names,
   nn::softmax(logits, probabilities);
   const std::vector<std::int32_t> predicted = predict_classes(logits);
   std::ostringstream csv;
-  csv << "node,predicted_class";
+  csv << key << ",predicted_class";
   for (const auto& name : class_names) csv << ",p_" << csv_field(name);
   csv << '\n' << std::setprecision(6);
   for (std::int64_t i = 0; i < probabilities.rows(); ++i) {

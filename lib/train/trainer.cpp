@@ -24,6 +24,15 @@
 
 namespace maskgat::train {
 
+const char* task_name(Task task) noexcept { return task == Task::kGraph ? "graph" : "node"; }
+
+Task parse_task(std::string_view name) {
+  for (const Task task : {Task::kNode, Task::kGraph}) {
+    if (name == task_name(task)) return task;
+  }
+  throw InvalidArgument("task must be node or graph, got '" + std::string(name) + "'");
+}
+
 TrainOptions paper_recipe(std::string_view dataset) {
   TrainOptions options;
   std::string name(dataset);
@@ -276,6 +285,11 @@ struct Trainer::Impl {
         test_nodes(data.nodes_in(SplitPart::kTest)) {
     options.model = model.options();  // with the dataset's feature width and classes
     if (options.spec) options.spec = model.spec();
+    if (options.task != Task::kNode || model.graph_level()) {
+      throw InvalidArgument(
+          "train: the model ends in a readout (one output per graph), a graph task; train it on "
+          "a collection of graphs (GraphTrainer, maskgat train --task graph)");
+    }
     if (!model.buffers().entries().empty()) {
       if (options.batch_size != 0 || comm != nullptr) {
         throw InvalidArgument(
@@ -813,21 +827,7 @@ void Trainer::restore(const Checkpoint& checkpoint) {
         "checkpoint: the model was trained on " + std::to_string(checkpoint.class_names.size()) +
         " classes that differ from the dataset's " + std::to_string(s.dataset->class_names.size()));
   }
-  auto& parameters = s.model.parameters();
-  check_parameters(parameters, checkpoint.parameters, checkpoint.values.size());
-  const TrainingState& state = checkpoint.state;
-  const auto size = static_cast<std::size_t>(parameters.size());
-  if (state.best_values.size() != size ||
-      (!state.last_values.empty() && state.last_values.size() != size)) {
-    throw InvalidArgument("checkpoint: the training state holds " +
-                          std::to_string(state.best_values.size()) + " parameters, the model " +
-                          std::to_string(size));
-  }
-  std::copy(checkpoint.values.begin(), checkpoint.values.end(), parameters.values().begin());
-  restore_buffers(s.model, checkpoint.buffers);
-  s.optimizer.restore(state.optimizer_steps, state.optimizer_first, state.optimizer_second);
-  s.state = state;
-  s.rng = Rng(state.rng);
+  detail::restore_run(checkpoint, s.model, s.optimizer, s.state, s.rng);
 }
 
 Checkpoint Trainer::checkpoint() const {
@@ -836,19 +836,7 @@ Checkpoint Trainer::checkpoint() const {
   checkpoint.options = s.options;
   checkpoint.dataset = s.dataset->name;
   checkpoint.class_names = s.dataset->class_names;
-  const auto& parameters = s.model.parameters();
-  for (const auto& entry : parameters.entries()) {
-    checkpoint.parameters.push_back({entry.name, entry.parameter.rows, entry.parameter.cols});
-  }
-  checkpoint.values.assign(parameters.values().begin(), parameters.values().end());
-  checkpoint.buffers.assign(s.model.buffers().values().begin(), s.model.buffers().values().end());
-  checkpoint.state = s.state;
-  checkpoint.state.optimizer_steps = s.optimizer.steps();
-  checkpoint.state.optimizer_first.assign(s.optimizer.first_moments().begin(),
-                                          s.optimizer.first_moments().end());
-  checkpoint.state.optimizer_second.assign(s.optimizer.second_moments().begin(),
-                                           s.optimizer.second_moments().end());
-  checkpoint.state.rng = s.rng.state();
+  detail::capture_run(s.model, s.optimizer, s.state, s.rng, checkpoint);
   if (s.halo) {
     // The whole graph's record, as a run on it saves: the same on any number of parts.
     const GraphPart& part = s.halo->part();

@@ -105,4 +105,29 @@ Dataset synthetic_dataset(std::int64_t nodes, double degree, std::int64_t featur
   return make_synthetic(options, {});
 }
 
+GraphCollection random_collection(std::int64_t graphs, std::int64_t features, std::uint64_t seed) {
+  Rng rng(seed);
+  GraphCollection c;
+  c.name = "random";
+  c.offsets.push_back(0);
+  EdgeList edges;
+  for (std::int64_t g = 0; g < graphs; ++g) {
+    const std::int64_t first = c.offsets.back();
+    const auto n = static_cast<std::int64_t>(1 + rng.uniform_int(6));
+    for (std::int64_t i = 1; i < n; ++i) {
+      const auto j = static_cast<std::int64_t>(rng.uniform_int(static_cast<std::uint64_t>(i)));
+      for (const auto& [s, t] : {std::pair{i, j}, std::pair{j, i}}) {
+        edges.sources.push_back(static_cast<NodeId>(first + s));
+        edges.targets.push_back(static_cast<NodeId>(first + t));
+      }
+    }
+    c.offsets.push_back(first + n);
+    c.labels.push_back(static_cast<std::int32_t>(g % 3));
+  }
+  c.graph = build_graph(c.offsets.back(), edges).graph;
+  c.features = random_matrix<float>(c.offsets.back(), features, seed + 1);
+  c.class_names = {"0", "1", "2"};
+  return c;
+}
+
 }  // namespace maskgat::test

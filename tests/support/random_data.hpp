@@ -8,6 +8,7 @@
 #include "maskgat/core/tensor.hpp"
 #include "maskgat/graph/graph.hpp"
 #include "maskgat/io/dataset.hpp"
+#include "maskgat/io/tu.hpp"
 
 namespace maskgat::test {
 
@@ -37,5 +38,9 @@ RowSparse<T> random_sparse(std::int64_t rows, std::int64_t cols, double density,
 // seeded random split: `nodes` nodes of average in-degree `degree`.
 Dataset synthetic_dataset(std::int64_t nodes, double degree, std::int64_t features,
                           std::int32_t classes, std::uint64_t seed);
+
+// A collection of `graphs` random trees of 1 to 6 nodes (each edge in both directions), with
+// features uniform in [-1, 1) and graph g labelled g % 3 (classes "0", "1", "2").
+GraphCollection random_collection(std::int64_t graphs, std::int64_t features, std::uint64_t seed);
 
 }  // namespace maskgat::test

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "maskgat/core/tensor.hpp"
@@ -96,16 +97,18 @@ class MASKGAT_EXPORT Predictor {
 };
 
 /// Predictions as CSV, as `maskgat predict --output` writes them: a header
-/// `node,predicted_class,p_<class>...`, then per row of `logits` the node's name, its most probable
-/// class (`predict_classes`) and the class probabilities (softmax, 6 significant digits); names
-/// go through `csv_field`.
-/// @param names       the name of the node of each row of `logits`
+/// `node,predicted_class,p_<class>...` (`graph,...` for a graph classifier's), then per row of
+/// `logits` the node's (graph's) name, its most probable class (`predict_classes`) and the class
+/// probabilities (softmax, 6 significant digits); names go through `csv_field`.
+/// @param names       the name of the node (graph) of each row of `logits`
 /// @param class_names the K class names
 /// @param logits      rows x K, e.g. `Predictor::logits()`
+/// @param key         the first column's name: `node` or `graph`
 /// @return the CSV text
 /// @throws InvalidArgument when `names` or `class_names` do not match the shape of `logits`.
 [[nodiscard]] MASKGAT_EXPORT std::string predictions_csv(std::span<const std::string> names,
                                                          std::span<const std::string> class_names,
-                                                         const RowMatrix<float>& logits);
+                                                         const RowMatrix<float>& logits,
+                                                         std::string_view key = "node");
 
 }  // namespace maskgat::train

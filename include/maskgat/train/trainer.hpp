@@ -24,8 +24,27 @@ namespace maskgat::train {
 struct Checkpoint;
 class HaloExchange;
 
+/// What a model predicts, and so what a training run's batches, loss and outputs are.
+enum class Task : std::uint8_t {
+  kNode,   ///< a class per node of one graph (`Trainer`)
+  kGraph,  ///< a class per graph of a collection (`GraphTrainer`; the model ends in a readout)
+};
+
+/// The name of a task, as the CLI and checkpoints spell it.
+/// @param task any task
+/// @return `node` or `graph` (a static string)
+[[nodiscard]] MASKGAT_EXPORT const char* task_name(Task task) noexcept;
+/// Parses `node` or `graph`.
+/// @param name the exact name
+/// @return the task `task_name` names so
+/// @throws InvalidArgument naming the accepted values.
+[[nodiscard]] MASKGAT_EXPORT Task parse_task(std::string_view name);
+
 /// Everything that defines a training run.
 struct TrainOptions {
+  /// What the model predicts: `Trainer` trains node tasks, `GraphTrainer` graph tasks. Stored in
+  /// checkpoints (files from before it are node tasks).
+  Task task = Task::kNode;
   nn::ModelOptions model;  ///< `in_features` and `classes` are taken from the dataset
   /// The model's modules (`maskgat train --model`); unset: the GAT paper's model that `model`
   /// describes. Its `in_features` and `classes` are taken from the dataset; the trained model's

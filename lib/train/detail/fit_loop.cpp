@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
+
+#include "maskgat/core/error.hpp"
 
 namespace maskgat::train::detail {
 namespace {
@@ -90,6 +93,42 @@ FitResult run_epochs(FitTask& task, const TrainOptions& options, nn::Model& mode
   result.val_score = state.best_val_score;
   result.ms_per_epoch = epochs_run > 0 ? total_ms / static_cast<double>(epochs_run) : 0.0;
   return result;
+}
+
+void restore_run(const Checkpoint& checkpoint, nn::Model& model, optim::Adam& optimizer,
+                 TrainingState& state, Rng& rng) {
+  auto& parameters = model.parameters();
+  check_parameters(parameters, checkpoint.parameters, checkpoint.values.size());
+  const TrainingState& saved = checkpoint.state;
+  const auto size = static_cast<std::size_t>(parameters.size());
+  if (saved.best_values.size() != size ||
+      (!saved.last_values.empty() && saved.last_values.size() != size)) {
+    throw InvalidArgument("checkpoint: the training state holds " +
+                          std::to_string(saved.best_values.size()) + " parameters, the model " +
+                          std::to_string(size));
+  }
+  std::copy(checkpoint.values.begin(), checkpoint.values.end(), parameters.values().begin());
+  restore_buffers(model, checkpoint.buffers);
+  optimizer.restore(saved.optimizer_steps, saved.optimizer_first, saved.optimizer_second);
+  state = saved;
+  rng = Rng(saved.rng);
+}
+
+void capture_run(const nn::Model& model, const optim::Adam& optimizer, const TrainingState& state,
+                 const Rng& rng, Checkpoint& checkpoint) {
+  const auto& parameters = model.parameters();
+  for (const auto& entry : parameters.entries()) {
+    checkpoint.parameters.push_back({entry.name, entry.parameter.rows, entry.parameter.cols});
+  }
+  checkpoint.values.assign(parameters.values().begin(), parameters.values().end());
+  checkpoint.buffers.assign(model.buffers().values().begin(), model.buffers().values().end());
+  checkpoint.state = state;
+  checkpoint.state.optimizer_steps = optimizer.steps();
+  checkpoint.state.optimizer_first.assign(optimizer.first_moments().begin(),
+                                          optimizer.first_moments().end());
+  checkpoint.state.optimizer_second.assign(optimizer.second_moments().begin(),
+                                           optimizer.second_moments().end());
+  checkpoint.state.rng = rng.state();
 }
 
 }  // namespace maskgat::train::detail

@@ -10,6 +10,7 @@
 
 #include "maskgat/core/random.hpp"
 #include "maskgat/nn/model.hpp"
+#include "maskgat/optim/adam.hpp"
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/trainer.hpp"
 
@@ -47,6 +48,16 @@ class FitTask {
 FitResult run_epochs(FitTask& task, const TrainOptions& options, nn::Model& model,
                      TrainingState& state, std::vector<float>& best_buffers,
                      const std::function<void(const EpochStats&)>& on_epoch);
+
+// Puts a saved run's parameters, running statistics, optimizer state, training state and
+// generator into a freshly built run, after checking they fit its model.
+void restore_run(const Checkpoint& checkpoint, nn::Model& model, optim::Adam& optimizer,
+                 TrainingState& state, Rng& rng);
+
+// Copies a run's parameters (names, shapes, values), running statistics, training state,
+// optimizer state and generator into `checkpoint`.
+void capture_run(const nn::Model& model, const optim::Adam& optimizer, const TrainingState& state,
+                 const Rng& rng, Checkpoint& checkpoint);
 
 // The order an epoch visits `items` (training nodes, graphs) in mini-batches: a Fisher-Yates
 // shuffle drawn from (seed, epoch) alone, so a resumed run visits them as the uninterrupted one.

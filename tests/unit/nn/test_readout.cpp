@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "maskgat/core/error.hpp"
-#include "maskgat/graph/build.hpp"
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/io/tu.hpp"
 #include "maskgat/nn/loss.hpp"
@@ -93,33 +92,6 @@ const std::vector<Kind> kKinds{{nn::ReadoutKind::kSum, 1},
                                {nn::ReadoutKind::kAttention, 3},
                                {nn::ReadoutKind::kAttention, 6}};
 
-// A block-diagonal batch of `graphs` random graphs of 1 to 6 nodes (each edge in both
-// directions), with random features and labels in [0, 3).
-maskgat::GraphCollection random_collection(std::int64_t graphs, std::int64_t features,
-                                           std::uint64_t seed) {
-  Rng rng(seed);
-  maskgat::GraphCollection c;
-  c.offsets.push_back(0);
-  maskgat::EdgeList edges;
-  for (std::int64_t g = 0; g < graphs; ++g) {
-    const std::int64_t first = c.offsets.back();
-    const auto n = static_cast<std::int64_t>(1 + rng.uniform_int(6));
-    for (std::int64_t i = 1; i < n; ++i) {
-      const auto j = static_cast<std::int64_t>(rng.uniform_int(static_cast<std::uint64_t>(i)));
-      for (const auto& [s, t] : {std::pair{i, j}, std::pair{j, i}}) {
-        edges.sources.push_back(static_cast<maskgat::NodeId>(first + s));
-        edges.targets.push_back(static_cast<maskgat::NodeId>(first + t));
-      }
-    }
-    c.offsets.push_back(first + n);
-    c.labels.push_back(static_cast<std::int32_t>(g % 3));
-  }
-  c.graph = maskgat::build_graph(c.offsets.back(), edges).graph;
-  c.features = test::random_matrix<float>(c.offsets.back(), features, seed + 1);
-  c.class_names = {"0", "1", "2"};
-  return c;
-}
-
 // A graph classifier: GAT (2 heads x 3), ELU, the readout, a linear layer to the classes.
 nn::ModelSpec graph_spec(std::int64_t features, nn::ReadoutOptions readout) {
   nn::ModelSpec spec;
@@ -186,7 +158,7 @@ TEST_SUITE("unit") {
 
   TEST_CASE("readout: outputs and gradients are bitwise the same on 1, 2 and 8 threads") {
     // 150 graphs: three blocks of graphs, so that the threads share the work.
-    const maskgat::GraphCollection c = random_collection(150, 6, 21);
+    const maskgat::GraphCollection c = test::random_collection(150, 6, 21);
     const RowMatrix<float> weights = test::random_matrix<float>(150, 6, 22);
     for (const Kind& k : kKinds) {
       CAPTURE(nn::readout_kind_name(k.kind));
@@ -240,7 +212,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("graph model: exact gradients through the attention layer and each readout") {
-    const maskgat::GraphCollection c = random_collection(5, 4, 31);
+    const maskgat::GraphCollection c = test::random_collection(5, 4, 31);
     const maskgat::Graph mask = maskgat::masks::from_graph(c.graph);
     const RowMatrix<double> x = c.features.cast<double>();
     const std::vector<maskgat::NodeId> graphs{0, 1, 2, 3, 4};
@@ -276,7 +248,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("graph model: a graph in a batch scores as alone; permuting graphs permutes rows") {
-    const maskgat::GraphCollection c = random_collection(7, 4, 41);
+    const maskgat::GraphCollection c = test::random_collection(7, 4, 41);
     Rng rng(6);
     nn::Model model(graph_spec(4, {nn::ReadoutKind::kAttention, 0, 3}), rng);
     const auto run = [&](const std::vector<std::int64_t>& ids) {
@@ -314,7 +286,7 @@ TEST_SUITE("unit") {
                          "one",
                          InvalidArgument);
     nn::Model model(graph_spec(4, {nn::ReadoutKind::kMean, 0, 1}), rng);
-    const maskgat::GraphCollection c = random_collection(3, 4, 51);
+    const maskgat::GraphCollection c = test::random_collection(3, 4, 51);
     const maskgat::Graph mask = maskgat::masks::from_graph(c.graph);
     CHECK_THROWS_WITH_AS(
         model.forward(mask, c.features, nn::Mode::kEval, rng),

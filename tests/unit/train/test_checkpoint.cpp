@@ -63,30 +63,38 @@ constexpr std::size_t kFormat8Bytes = 1 + 8 + 8;
 // paper's model) and the running statistics (an array: its count, 8 bytes, none without).
 constexpr std::size_t kFormat9Bytes = 8 + 8;
 
-// Format version 10 ends it with the rule that picked the kept epoch (1 byte).
+// Format version 10 ends it with the rule that picked the kept epoch (1 byte), version 11 with
+// the task (1 byte).
 constexpr std::size_t kFormat10Bytes = 1;
+constexpr std::size_t kFormat11Bytes = 1;
 
-// The payload of a version 10 file `bytes` as version 9 holds it.
-std::string version9_payload(const std::string& bytes) {
-  REQUIRE(bytes[8] == 10);
+// The payload of a version 11 file `bytes` as version 10 holds it.
+std::string version10_payload(const std::string& bytes) {
+  REQUIRE(bytes[8] == 11);
   return bytes.substr(maskgat::test::kCheckpointHeader,
-                      bytes.size() - maskgat::test::kCheckpointHeader - 8 - kFormat10Bytes);
+                      bytes.size() - maskgat::test::kCheckpointHeader - 8 - kFormat11Bytes);
 }
 
-// The payload of a version 10 file `bytes` of the paper's model as version 8 holds it.
+// The payload of a version 11 file `bytes` as version 9 holds it.
+std::string version9_payload(const std::string& bytes) {
+  const std::string payload = version10_payload(bytes);
+  return payload.substr(0, payload.size() - kFormat10Bytes);
+}
+
+// The payload of a version 11 file `bytes` of the paper's model as version 8 holds it.
 std::string version8_payload(const std::string& bytes) {
   const std::string payload = version9_payload(bytes);
   return payload.substr(0, payload.size() - kFormat9Bytes);
 }
 
-// The payload of a version 10 file `bytes` (with a data record) as version 7 holds it.
+// The payload of a version 11 file `bytes` (with a data record) as version 7 holds it.
 std::string version7_payload(const std::string& bytes) {
   const std::string payload = version8_payload(bytes);
   return payload.substr(0, payload.size() - kFormat8Bytes);
 }
 
 // Format version 7 ends the record with the fitted nodes' hashes: their count, then 8 bytes each.
-// The payload of a version 10 file `bytes` as version 6 holds it: without them.
+// The payload of a version 11 file `bytes` as version 6 holds it: without them.
 std::string version6_payload(const std::string& bytes, std::size_t fitted) {
   const std::string payload = version7_payload(bytes);
   std::uint64_t count = 0;
@@ -181,6 +189,17 @@ TEST_SUITE("unit") {
     write_bytes(dir / "bad.ckpt", maskgat::test::frame_checkpoint(bad, 10));
     CHECK_THROWS_WITH_AS(train::load_checkpoint(dir / "bad.ckpt"),
                          doctest::Contains("unknown selection rule 2"), maskgat::ParseError);
+    // Version 10 files are node tasks; a task byte out of range is refused.
+    CHECK(train::load_checkpoint(dir / "metric.ckpt").options.task == train::Task::kNode);
+    write_bytes(dir / "v10.ckpt", maskgat::test::frame_checkpoint(
+                                      version10_payload(read_bytes(dir / "metric.ckpt")), 10));
+    CHECK(train::load_checkpoint(dir / "v10.ckpt").options.task == train::Task::kNode);
+    write_bytes(dir / "task.ckpt",
+                maskgat::test::frame_checkpoint(
+                    version10_payload(read_bytes(dir / "metric.ckpt")) + std::string(1, '\x02'),
+                    11));
+    CHECK_THROWS_WITH_AS(train::load_checkpoint(dir / "task.ckpt"),
+                         doctest::Contains("unknown task 2"), maskgat::ParseError);
   }
 
   TEST_CASE(
@@ -485,7 +504,7 @@ TEST_SUITE("unit") {
                          doctest::Contains("checksum mismatch: the file is corrupt"),
                          maskgat::ParseError);
     // Format 8's fields after the record: the metric, the best validation score, the fixed split.
-    const std::size_t tail = bytes.size() - 8 - kFormat10Bytes - kFormat9Bytes - 17;
+    const std::size_t tail = bytes.size() - 8 - kFormat11Bytes - kFormat10Bytes - kFormat9Bytes - 17;
     std::string payload8 = version8_payload(bytes);
     const std::size_t metric_at = tail - maskgat::test::kCheckpointHeader;
     std::string metric = payload8;
@@ -502,12 +521,12 @@ TEST_SUITE("unit") {
                                            "-1 (none) or the index of a split that came with the "
                                            "data"),
                          maskgat::ParseError);
-    for (const int version : {0, 11}) {
+    for (const int version : {0, 12}) {
       std::string versioned = bytes;
       versioned[8] = static_cast<char>(version);
       write_bytes(bad, versioned);
       const std::string expected =
-          "format version " + std::to_string(version) + ", this build reads versions 1 to 10";
+          "format version " + std::to_string(version) + ", this build reads versions 1 to 11";
       CHECK_THROWS_WITH_AS(train::load_checkpoint(bad), doctest::Contains(expected.c_str()),
                            maskgat::ParseError);
     }
