@@ -6,10 +6,13 @@ python3-torch, python3-numpy, python3-scipy, run with /usr/bin/python3); not tor
     torch_baseline.py [--datasets cora,citeseer,...] [--data-dir datasets] [--threads 2]
                       [--epochs 20] [--warmup 3] [--attention gat|gatv2] [--model SPEC]
                       [--state-dict FILE] [--plain]
+    torch_baseline.py --datasets tu:PROTEINS --model SPEC [--batch-size 32] [--threads 1]
     torch_baseline.py --train --datasets cora,citeseer --seeds 10 [--threads 2]
 
 --model SPEC builds a MaskGAT model spec (docs/model-specs.md) instead, module by module with
-PyTorch's and PyG's defaults (not edge_dim), trained with Adam lr 0.001 and no weight decay.
+PyTorch's and PyG's defaults (not edge_dim; the readouts sum_pool, mean_pool, max_pool as PyG's
+global_*_pool and attention_pool as its AttentionalAggregation, H gates without bias weighting H
+equal column blocks), trained with Adam lr 0.001 and no weight decay.
 --state-dict FILE (with --model) loads a state dict with PyG's names into it, as maskgat import
 reads one, and times its inference alone: a trained model served.
 Without it the model is the GAT paper's, read from docs/specs/paper.json:
@@ -48,6 +51,16 @@ Datasets, read from --data-dir (the folder `datasets/fetch.sh` fills):
                    features: a class mean with N(0, 2/128) entries plus unit Gaussian noise;
                    20 training nodes per class.
                    The same shape, not the same graph: timing only.
+  tu:NAME          tu/NAME.zip (the TU graph-classification collections: MUTAG, PROTEINS,
+                   ENZYMES), read as MaskGAT's reader does: 1-based node ids, edges as listed
+                   (self-loops and repeats dropped), node labels one-hot from their smallest value
+                   then node attributes; graph labels mapped to classes in numeric order. Timing
+                   of a graph classifier (--model, a spec with a readout) only: a training epoch
+                   is every graph once, in batches of --batch-size graphs (32) drawn by a shuffle
+                   per epoch (numpy, seeded by the epoch), each collated into one block-diagonal
+                   graph with a self-loop per node, as MaskGAT's GraphTrainer batches; inference
+                   is every graph in batches of 256 (MaskGAT's kEvaluationBatch); the JSON line
+                   adds `graphs_per_s_train` and `graphs_per_s_inference`.
 
 Timing (the default): each dataset in its own child process, so that its peak RSS is its own.
 The child times --warmup untimed then --epochs timed inference passes (evaluation forward and
@@ -233,6 +246,41 @@ def heterophily(data_dir, name):
     return (x, labels, edges) + tuple(split)
 
 
+def tu(data_dir, name):
+    """A TU collection as (x float32 [N, F], graph labels int64 [G], edges int64 [2, E] without
+    self-loops, node offsets int64 [G + 1])."""
+    import zipfile
+    import numpy as np
+    with zipfile.ZipFile(os.path.join(data_dir, "tu", name + ".zip")) as archive:
+        members = {m.split("/")[-1]: m for m in archive.namelist()}
+
+        def table(suffix, dtype):
+            member = members.get(f"{name}_{suffix}.txt")
+            if member is None:
+                return None
+            text = archive.read(member).decode().replace(",", " ")
+            return np.loadtxt(text.splitlines(), dtype=dtype, ndmin=2)
+
+        pairs = table("A", np.int64) - 1
+        indicator = table("graph_indicator", np.int64)[:, 0] - 1
+        graph_labels = table("graph_labels", np.int64)[:, 0]
+        node_labels = table("node_labels", np.int64)
+        attributes = table("node_attributes", np.float32)
+    columns = []
+    if node_labels is not None:
+        for c in range(node_labels.shape[1]):
+            values = node_labels[:, c] - node_labels[:, c].min()
+            columns.append(np.eye(values.max() + 1, dtype=np.float32)[values])
+    if attributes is not None:
+        columns.append(attributes)
+    x = np.concatenate(columns, axis=1)
+    keep = pairs[:, 0] != pairs[:, 1]
+    edges = np.unique(pairs[keep], axis=0).T  # repeats merged
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(indicator))])
+    labels = np.searchsorted(np.unique(graph_labels), graph_labels)
+    return x, labels, edges, offsets
+
+
 def load(data_dir, dataset):
     if dataset in HETEROPHILY:
         return heterophily(data_dir, dataset)
@@ -321,6 +369,36 @@ def build_model(spec, in_features, classes):
                 out = out + x @ self.res.t()
             return out if self.bias is None else out + self.bias
 
+    class Pool(nn.Module):
+        """A readout over the graphs of a batch: `edges["batch"]` is each node's graph,
+        `edges["graphs"]` their number."""
+
+        def __init__(self, kind, width, heads):
+            super().__init__()
+            self.kind, self.heads = kind, heads
+            self.gate = glorot(heads, width) if kind == "attention_pool" else None
+
+        def forward(self, x, edges):
+            batch, graphs = edges["batch"], edges["graphs"]
+            if self.kind == "max_pool":
+                index = batch.unsqueeze(1).expand_as(x)
+                return x.new_zeros(graphs, x.size(1)).scatter_reduce_(
+                    0, index, x, reduce="amax", include_self=False)
+            if self.kind == "attention_pool":
+                scores = x @ self.gate.t()
+                index = batch.unsqueeze(1).expand_as(scores)
+                top = scores.new_zeros(graphs, self.heads).scatter_reduce_(
+                    0, index, scores.detach(), reduce="amax", include_self=False)
+                scores = (scores - top.index_select(0, batch)).exp()
+                sums = scores.new_zeros(graphs, self.heads).index_add_(0, batch, scores)
+                alpha = scores / sums.index_select(0, batch)
+                x = x * alpha.repeat_interleave(x.size(1) // self.heads, dim=1)
+            out = x.new_zeros(graphs, x.size(1)).index_add_(0, batch, x)
+            if self.kind == "mean_pool":
+                counts = torch.bincount(batch, minlength=graphs).clamp_(min=1)
+                out = out / counts.unsqueeze(1)
+            return out
+
     class Dropout(nn.Module):
         def __init__(self, p):
             super().__init__()
@@ -341,7 +419,7 @@ def build_model(spec, in_features, classes):
         def forward(self, x, edges):
             y = x
             for step in self.steps:
-                y = step(y, edges) if isinstance(step, (Conv, Sequence)) else step(y)
+                y = step(y, edges) if isinstance(step, (Conv, Sequence, Pool)) else step(y)
             if self.skip is None:
                 return y
             return y + (x if self.skip is True else x @ self.skip.t())
@@ -358,6 +436,7 @@ def build_model(spec, in_features, classes):
         "leaky_relu": {"negative_slope": 0.01},
         "elu": {"alpha": 1.0},
         "dropout": {"p": 0.5},
+        "attention_pool": {"heads": 1},
     }
 
     def build(modules, width, skip):
@@ -392,6 +471,8 @@ def build_model(spec, in_features, classes):
                 width = block_width
             elif kind == "dropout":
                 built.append(Dropout(o["p"]))
+            elif kind.endswith("_pool"):
+                built.append(Pool(kind, width, o.get("heads", 1)))
             else:
                 built.append({"identity": lambda: nn.Identity(), "relu": lambda: nn.ReLU(),
                               "gelu": lambda: nn.GELU(),
@@ -556,6 +637,84 @@ def time_one(args, dataset):
     return line
 
 
+def time_graphs(args, dataset):
+    """Graphs per second of a graph classifier on a TU collection: training epochs over every
+    graph in batches of --batch-size, inference over every graph in batches of 256."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    if not args.model:
+        raise SystemExit("torch_baseline.py: tu: datasets time a graph classifier: give --model")
+    x, labels, edges, offsets = tu(args.data_dir, dataset.split(":", 1)[1])
+    graphs = len(labels)
+    classes = int(labels.max()) + 1
+    with open(args.model, encoding="utf-8") as file:
+        spec = json.load(file)
+    torch.manual_seed(0)
+    model = build_model(spec, x.shape[1], classes)
+    optimiser = torch.optim.Adam(model.parameters(), lr=0.001, weight_decay=0.0)
+    sizes = np.diff(offsets)
+    graph_of_edge = np.searchsorted(offsets, edges[1], side="right") - 1
+    edge_order = np.argsort(graph_of_edge, kind="stable")
+    edge_offsets = np.concatenate([[0], np.cumsum(np.bincount(graph_of_edge, minlength=graphs))])
+    edges = edges[:, edge_order]
+    x_all, y_all = torch.from_numpy(x), torch.from_numpy(labels)
+
+    def collate(ids):
+        """The block-diagonal batch of graphs `ids` (PyG's Batch.from_data_list)."""
+        nodes = np.concatenate([np.arange(offsets[g], offsets[g + 1]) for g in ids])
+        shift = np.concatenate([[0], np.cumsum(sizes[ids])])
+        pieces = [edges[:, edge_offsets[g]:edge_offsets[g + 1]] - offsets[g] + shift[k]
+                  for k, g in enumerate(ids)]
+        batch_edges = torch.from_numpy(np.concatenate(pieces, axis=1))
+        n = len(nodes)
+        loops = torch.arange(n)
+        source = torch.cat([batch_edges[0], loops])
+        target = torch.cat([batch_edges[1], loops])
+        batch = torch.from_numpy(np.repeat(np.arange(len(ids)), sizes[ids]))
+        context = {True: (source, target), False: (batch_edges[0], batch_edges[1]),
+                   "batch": batch, "graphs": len(ids)}
+        index = torch.from_numpy(nodes)
+        return x_all.index_select(0, index), context, y_all.index_select(0, torch.from_numpy(ids))
+
+    def epoch(number):
+        model.train()
+        order = np.random.default_rng(number).permutation(graphs)
+        for first in range(0, graphs, args.batch_size):
+            features, context, y = collate(order[first:first + args.batch_size])
+            optimiser.zero_grad()
+            F.cross_entropy(model(features, context), y).backward()
+            optimiser.step()
+
+    def infer():
+        model.eval()
+        with torch.no_grad():
+            for first in range(0, graphs, 256):
+                features, context, _ = collate(np.arange(first, min(first + 256, graphs)))
+                F.softmax(model(features, context), dim=1)
+
+    def median_ms(step):
+        times = []
+        for k in range(args.warmup + args.epochs):
+            start = time.perf_counter()
+            step(k)
+            if k >= args.warmup:
+                times.append(1e3 * (time.perf_counter() - start))
+        return statistics.median(times)
+
+    line = {"bench": "torch", "dataset": dataset, "model": args.model, "graphs": graphs,
+            "nodes": x.shape[0], "edges": edges.shape[1], "features": x.shape[1],
+            "batch_size": args.batch_size, "threads": torch.get_num_threads(),
+            "torch": torch.__version__, **libraries(), "epochs": args.epochs,
+            "warmup": args.warmup, "status": "ok"}
+    line["ms_per_epoch"] = median_ms(epoch)
+    line["ms_inference"] = median_ms(lambda _: infer())
+    line["graphs_per_s_train"] = 1e3 * graphs / line["ms_per_epoch"]
+    line["graphs_per_s_inference"] = 1e3 * graphs / line["ms_inference"]
+    line["peak_rss_mb"] = peak_rss_mb()
+    return line
+
+
 def train_one(args, dataset):
     import numpy as np
     import torch
@@ -601,7 +760,10 @@ def child(args):
     import torch
     warnings.filterwarnings("ignore", message="scatter_reduce")  # "in beta" in torch 1.13
     torch.set_num_threads(args.threads)
-    line = (train_one if args.train else time_one)(args, args.datasets)
+    if args.datasets.startswith("tu:"):
+        line = time_graphs(args, args.datasets)
+    else:
+        line = (train_one if args.train else time_one)(args, args.datasets)
     print(json.dumps(line), flush=True)
 
 
@@ -622,6 +784,8 @@ def main():
                         help="a state dict with PyG's names for --model: time its inference alone")
     parser.add_argument("--plain", action="store_true",
                         help="the system's BLAS, glibc malloc (dropout still uses rand_like)")
+    parser.add_argument("--batch-size", type=int, default=32,
+                        help="graphs per training batch on tu: datasets")
     parser.add_argument("--train", action="store_true", help="accuracy over seeds instead")
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--max-epochs", type=int, default=10000)
@@ -640,7 +804,7 @@ def main():
     for dataset in filter(None, args.datasets.split(",")):
         command = [sys.executable, os.path.abspath(__file__), "--child", "--datasets", dataset]
         for option in ("data_dir", "threads", "epochs", "warmup", "attention", "model",
-                       "state_dict", "seeds", "max_epochs", "patience"):
+                       "state_dict", "seeds", "max_epochs", "patience", "batch_size"):
             command += ["--" + option.replace("_", "-"), str(getattr(args, option))]
         process = subprocess.Popen(command + (["--train"] if args.train else []), env=env,
                                    stdout=subprocess.PIPE, text=True)

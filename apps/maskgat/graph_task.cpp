@@ -33,10 +33,15 @@ void refuse_node_options(const TrainCommandOptions& options) {
   for (const auto& [given, name] : node_only) {
     if (given) throw InvalidArgument(std::string(name) + " is for node tasks, not --task graph");
   }
-  if (options.models.empty()) {
+  if (options.resume) {
+    check_resume_options(options);
+    if (!options.models.empty()) {
+      throw InvalidArgument("--resume continues the saved run with its own model; drop --model");
+    }
+  } else if (options.models.empty()) {
     throw InvalidArgument(
         "--task graph needs --model: a spec whose attention layers end in a readout, e.g. "
-        "docs/specs/graph-gat.json");
+        "docs/specs/graph-gat-sum.json");
   }
 }
 
@@ -113,10 +118,6 @@ int run_train_graphs(const TrainCommandOptions& options) {
     throw InvalidArgument(
         "--save, --resume and --plot work on one fold; add --fold k to train fold k alone");
   }
-  if (options.resume && options.models.size() > 1) {
-    throw InvalidArgument("--resume continues one model; give the fold with --fold, not several "
-                          "--model candidates");
-  }
   const RunOptions& output = options.run;
   OutputPlan outputs(output.force);
   if (options.plot) add_plot_outputs(outputs, "--plot", *options.plot);
@@ -149,7 +150,10 @@ int run_train_graphs(const TrainCommandOptions& options) {
     std::optional<train::GraphTrainer> kept;
     FoldResult result;
     result.fold = k;
-    for (const std::string& model : options.models) {
+    // A resumed run continues its one model, named by its file.
+    const std::vector<std::string> candidates =
+        resumed ? std::vector<std::string>{options.resume->string()} : options.models;
+    for (const std::string& model : candidates) {
       train::TrainOptions train_options =
           resumed ? resumed->options : recipe(options, seed, model);
       if (!options.batch_size && !resumed) train_options.batch_size = 32;
@@ -157,7 +161,7 @@ int run_train_graphs(const TrainCommandOptions& options) {
       train::GraphTrainer trainer = [&] {
         try {
           if (resumed) {
-            return train::GraphTrainer(data, split, *resumed,
+            return train::GraphTrainer(data, selection, *resumed,
                                        options.epochs.value_or(resumed->options.epochs));
           }
           return train::GraphTrainer(data, selection, train_options);
@@ -235,7 +239,7 @@ int run_train_graphs(const TrainCommandOptions& options) {
                                 {"folds", folds},
                                 {"seed", seed},
                                 {"metric", train::metric_name(metric)},
-                                {"models", options.models},
+                                {"models", options.resume ? std::vector<std::string>{options.resume->string()} : options.models},
                                 {"runs", std::move(entries)},
                                 {"test_acc_mean", accuracy.first},
                                 {"test_acc_std", accuracy.second}};

@@ -54,6 +54,20 @@ std::optional<std::string> single_model(const TrainCommandOptions& options) {
 
 }  // namespace
 
+void check_resume_options(const TrainCommandOptions& options) {
+  const bool recipe_given = options.recipe || options.attention || options.positional ||
+                            options.layers || options.heads || options.hidden ||
+                            options.output_heads || options.patience || options.dropout ||
+                            options.attention_dropout || options.learning_rate ||
+                            options.weight_decay || options.whole_graph || options.batch_size ||
+                            !options.fanouts.empty() || options.metric || options.selection;
+  if (recipe_given) {
+    throw InvalidArgument(
+        "--resume continues the saved run with its own model and recipe; only --epochs may be "
+        "given with it");
+  }
+}
+
 train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed,
                            const std::optional<std::string>& model) {
   train::TrainOptions options =
@@ -253,20 +267,6 @@ nlohmann::ordered_json train_json(const std::string& dataset, const train::Train
   return out;
 }
 
-// The options --resume takes from the checkpoint and would contradict.
-void check_resume_options(const TrainCommandOptions& options) {
-  const bool recipe_given = options.recipe || options.attention || options.positional ||
-                            options.layers || options.heads || options.hidden ||
-                            options.output_heads || options.patience || options.dropout ||
-                            options.attention_dropout || options.learning_rate ||
-                            options.weight_decay || options.whole_graph || options.batch_size ||
-                            !options.fanouts.empty() || options.metric || options.selection;
-  if (recipe_given) {
-    throw InvalidArgument(
-        "--resume continues the saved run with its own model and recipe; only --epochs may be "
-        "given with it");
-  }
-}
 
 // `train --partitions DIR` under mpirun: rank r trains on DIR/part-r (`maskgat partition`
 // writes them), every rank computing its own nodes; rank 0 alone reports and writes. An error on

@@ -38,6 +38,10 @@ struct TrainCommandOptions {
 train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed,
                            const std::optional<std::string>& model);
 
+// Refuses the options --resume takes from the checkpoint and would contradict: only --epochs
+// may be given with it.
+void check_resume_options(const TrainCommandOptions& options);
+
 // How results name `metric`: `acc` or `roc_auc` in result lines and JSON keys.
 std::string metric_key(train::Metric metric);
 
