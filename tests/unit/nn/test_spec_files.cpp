@@ -76,7 +76,10 @@ TEST_SUITE("unit") {
     for (const auto& file : files) names.push_back(file.filename().string());
     // The four the page shows, and any other example put beside them.
     for (const char* shown :
-         {"gat-sep.json", "gatv2-edge-features.json", "paper.json", "residual-layernorm.json"}) {
+         {"gat-sep.json", "gatv2-edge-features.json", "paper.json", "residual-layernorm.json",
+          "graph-gat-sum.json", "graph-gat-mean.json", "graph-gat-attention.json",
+          "graph-gat-sum-edges.json", "graph-gat-mean-edges.json",
+          "graph-gat-attention-edges.json"}) {
       CHECK(std::find(names.begin(), names.end(), shown) != names.end());
     }
     const auto graph = maskgat::test::random_graph(12, 3, 5);
@@ -94,8 +97,11 @@ TEST_SUITE("unit") {
       const RowMatrix<float> edge_features =
           maskgat::test::random_matrix<float>(mask.num_edges(), model.edge_feature_width(), 7);
       if (model.edge_feature_width() > 0) model.set_edge_features(&edge_features);
+      // A graph classifier reads the 12 nodes as two graphs, of 5 and 7 nodes.
+      const std::vector<std::int64_t> graphs{0, 5, 12};
+      model.set_graph_offsets(graphs);
       const RowMatrix<float>& logits = model.forward(mask, x, nn::Mode::kTrain, rng);
-      CHECK(logits.rows() == 12);
+      CHECK(logits.rows() == (model.graph_level() ? 2 : 12));
       CHECK(logits.cols() == 2);
       CHECK(logits.allFinite());
     }
