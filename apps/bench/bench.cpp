@@ -601,7 +601,8 @@ int measure_import(const Measurement& m) {
 int measure_graphs(const Measurement& m) {
   const tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
                                   static_cast<std::size_t>(m.threads));
-  if (m.model.empty()) throw maskgat::InvalidArgument("tu: datasets time a graph classifier: give --model");
+  if (m.model.empty())
+    throw maskgat::InvalidArgument("tu: datasets time a graph classifier: give --model");
   const std::string name = m.dataset.substr(3);
   const maskgat::GraphCollection data =
       maskgat::read_tu(std::filesystem::path(m.data_dir) / "tu" / (name + ".zip"), {});
@@ -621,7 +622,8 @@ int measure_graphs(const Measurement& m) {
     if (stats.epoch > kWarmup) epoch_ms.push_back(stats.train_milliseconds);
   });
   const double inference_ms = median_ms(
-      m.epochs, [&] { const auto logits = maskgat::train::graph_logits(trainer.model(), data, every.train); },
+      m.epochs,
+      [&] { const auto logits = maskgat::train::graph_logits(trainer.model(), data, every.train); },
       kWarmup);
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);

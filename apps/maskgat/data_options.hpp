@@ -69,7 +69,8 @@ void say(const RunOptions& run, const std::string& line);
 // `line` on stderr with --verbose only.
 void say_verbose(const RunOptions& run, const std::string& line);
 
-// Registers `--dataset`, `--data-dir`, `--source`, `--graph`, `--npz`, `--store`, `--tu`, `--verify`,
+// Registers `--dataset`, `--data-dir`, `--source`, `--graph`, `--npz`, `--store`, `--tu`,
+// `--verify`,
 // `--format`, `--features`, `--labels`, `--split`, `--undirected`, `--numeric-ids`,
 // `--num-nodes`, `--strict`, `--seed`, the split options and the reader limits on `command`.
 // `instead`, when given, is an option that reads the data another way (train's --partitions): it

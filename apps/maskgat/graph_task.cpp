@@ -154,8 +154,7 @@ int run_train_graphs(const TrainCommandOptions& options) {
     const std::vector<std::string> candidates =
         resumed ? std::vector<std::string>{options.resume->string()} : options.models;
     for (const std::string& model : candidates) {
-      train::TrainOptions train_options =
-          resumed ? resumed->options : recipe(options, seed, model);
+      train::TrainOptions train_options = resumed ? resumed->options : recipe(options, seed, model);
       if (!options.batch_size && !resumed) train_options.batch_size = 32;
       metric = train_options.metric;
       train::GraphTrainer trainer = [&] {
@@ -186,9 +185,9 @@ int run_train_graphs(const TrainCommandOptions& options) {
         result.model = model;
         result.fit = fit;
         result.train_graphs_per_second =
-            train_ms > 0.0 ? static_cast<double>(split.train.size() * stats.size()) /
-                                 (train_ms / 1000.0)
-                           : 0.0;
+            train_ms > 0.0
+                ? static_cast<double>(split.train.size() * stats.size()) / (train_ms / 1000.0)
+                : 0.0;
         curves = std::move(stats);
       }
     }
@@ -229,20 +228,22 @@ int run_train_graphs(const TrainCommandOptions& options) {
               << (roc_auc ? fixed(score.first, 4) + " ± " + fixed(score.second, 4)
                           : fixed(100.0 * accuracy.first, 2) + " ± " +
                                 fixed(100.0 * accuracy.second, 2) + " %")
-              << " over " << results.size() << (results.size() == 1 ? " fold" : " folds")
-              << " of " << folds << " (stratified, seed " << seed << ")\n";
+              << " over " << results.size() << (results.size() == 1 ? " fold" : " folds") << " of "
+              << folds << " (stratified, seed " << seed << ")\n";
   }
-  nlohmann::ordered_json out = {{"command", "train"},
-                                {"task", "graph"},
-                                {"dataset", data.name},
-                                {"graphs", data.num_graphs()},
-                                {"folds", folds},
-                                {"seed", seed},
-                                {"metric", train::metric_name(metric)},
-                                {"models", options.resume ? std::vector<std::string>{options.resume->string()} : options.models},
-                                {"runs", std::move(entries)},
-                                {"test_acc_mean", accuracy.first},
-                                {"test_acc_std", accuracy.second}};
+  nlohmann::ordered_json out = {
+      {"command", "train"},
+      {"task", "graph"},
+      {"dataset", data.name},
+      {"graphs", data.num_graphs()},
+      {"folds", folds},
+      {"seed", seed},
+      {"metric", train::metric_name(metric)},
+      {"models",
+       options.resume ? std::vector<std::string>{options.resume->string()} : options.models},
+      {"runs", std::move(entries)},
+      {"test_acc_mean", accuracy.first},
+      {"test_acc_std", accuracy.second}};
   if (roc_auc) {
     out["test_roc_auc_mean"] = score.first;
     out["test_roc_auc_std"] = score.second;
@@ -282,9 +283,9 @@ int run_evaluate_graphs(const EvaluateOptions& options) {
   // Scores on graphs the model trained or was validated on would not be test scores.
   std::vector<std::int64_t> all(static_cast<std::size_t>(data.num_graphs()));
   std::iota(all.begin(), all.end(), std::int64_t{0});
-  const std::vector<std::int64_t> fitted =
-      checkpoint.data ? train::fitted_graphs(*checkpoint.data, data, all)
-                      : std::vector<std::int64_t>{};
+  const std::vector<std::int64_t> fitted = checkpoint.data
+                                               ? train::fitted_graphs(*checkpoint.data, data, all)
+                                               : std::vector<std::int64_t>{};
   std::vector<std::int64_t> scored;
   std::set_difference(all.begin(), all.end(), fitted.begin(), fitted.end(),
                       std::back_inserter(scored));
@@ -294,7 +295,8 @@ int run_evaluate_graphs(const EvaluateOptions& options) {
   }
   if (!fitted.empty()) {
     say(run, "note: " + std::to_string(fitted.size()) + " of the " +
-                 std::to_string(data.num_graphs()) + " graphs were fitted (trained or validated "
+                 std::to_string(data.num_graphs()) +
+                 " graphs were fitted (trained or validated "
                  "on) by the model and are not scored");
   }
   nn::Model model = train::load_model(checkpoint);
@@ -318,15 +320,15 @@ int run_evaluate_graphs(const EvaluateOptions& options) {
                                  {"accuracy", m.accuracy},
                                  {"macro_f1", m.macro_f1}};
   if (m.roc_auc) test["roc_auc"] = *m.roc_auc;
-  const nlohmann::ordered_json out = {{"command", "evaluate"},
-                                      {"task", "graph"},
-                                      {"model", options.model.string()},
-                                      {"dataset", data.name},
-                                      {"classes", data.class_names},
-                                      {"metric", train::metric_name(metric)},
-                                      {"test", test},
-                                      {"test_confusion",
-                                       report_confusion(m.confusion, data.class_names, run)}};
+  const nlohmann::ordered_json out = {
+      {"command", "evaluate"},
+      {"task", "graph"},
+      {"model", options.model.string()},
+      {"dataset", data.name},
+      {"classes", data.class_names},
+      {"metric", train::metric_name(metric)},
+      {"test", test},
+      {"test_confusion", report_confusion(m.confusion, data.class_names, run)}};
   const std::string json = json_text(out, run);
   if (run.json) std::cout << json << '\n';
   if (options.metrics_json) {

@@ -17,13 +17,13 @@
 #include <utility>
 #include <vector>
 
+#include "graph_task.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/output_file.hpp"
 #include "maskgat/io/partition.hpp"
 #include "maskgat/nn/spec.hpp"
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/trainer.hpp"
-#include "graph_task.hpp"
 #include "mpi_communicator.hpp"
 #include "outputs.hpp"
 #include "plot.hpp"
@@ -118,8 +118,7 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed,
   return options;
 }
 
-Progress::Progress(const RunOptions& output, std::string prefix,
-                   const train::TrainOptions& options)
+Progress::Progress(const RunOptions& output, std::string prefix, const train::TrainOptions& options)
     : quiet_(output.quiet),
       every_(output.verbose ? 1 : 50),
       terminal_(isatty(fileno(stderr)) != 0),
@@ -266,7 +265,6 @@ nlohmann::ordered_json train_json(const std::string& dataset, const train::Train
   out["graph"] = graph.json();
   return out;
 }
-
 
 // `train --partitions DIR` under mpirun: rank r trains on DIR/part-r (`maskgat partition`
 // writes them), every rank computing its own nodes; rank 0 alone reports and writes. An error on
@@ -550,7 +548,8 @@ int run_train(TrainCommandOptions& options) {
         "a TU collection holds many graphs with a label each: train on it with --task graph");
   }
   if (options.folds || options.fold) {
-    throw InvalidArgument("--folds and --fold split a collection of graphs; they need --task graph");
+    throw InvalidArgument(
+        "--folds and --fold split a collection of graphs; they need --task graph");
   }
   if (options.partitions) return run_train_on_partitions(options);
   if ((options.save || options.resume || options.plot) && options.runs != 1) {

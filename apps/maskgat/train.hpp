@@ -16,8 +16,8 @@ namespace maskgat::app {
 struct TrainCommandOptions {
   DataOptions data;
   std::optional<std::string> recipe, attention, positional, metric, selection;
-  std::optional<std::string> task;   // --task: node (default) or graph
-  std::vector<std::string> models;   // --model: a spec file, or paper; graph tasks: candidates
+  std::optional<std::string> task;    // --task: node (default) or graph
+  std::vector<std::string> models;    // --model: a spec file, or paper; graph tasks: candidates
   std::optional<std::int64_t> folds;  // --folds: graph tasks, every fold of K
   std::optional<std::int64_t> fold;   // --fold: graph tasks, fold k (1-based) alone
   std::optional<std::int64_t> layers, heads, hidden, output_heads, epochs, patience;

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "graph_task.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/io/output_file.hpp"
@@ -22,7 +23,6 @@
 #include "maskgat/train/predictor.hpp"
 #include "maskgat/train/trainer.hpp"
 #include "mpi_communicator.hpp"
-#include "graph_task.hpp"
 #include "outputs.hpp"
 #include "plot.hpp"
 #include "ranks.hpp"
@@ -256,7 +256,8 @@ void report_evaluation(const EvaluateOptions& options, const RunOptions& run,
     if (m.roc_auc) splits[name]["roc_auc"] = *m.roc_auc;
   }
   nlohmann::ordered_json matrix = nlohmann::ordered_json::array();
-  if (const auto& test = metrics.back()) matrix = report_confusion(test->confusion, class_names, run);
+  if (const auto& test = metrics.back())
+    matrix = report_confusion(test->confusion, class_names, run);
   const nlohmann::ordered_json out = {
       {"command", "evaluate"},   {"model", options.model.string()},      {"dataset", dataset},
       {"classes", class_names},  {"metric", train::metric_name(metric)}, {"splits", splits},
@@ -334,8 +335,8 @@ void report_predictions(const PredictOptions& options, const RunOptions& run,
                         const std::vector<std::string>& names, const RowMatrix<float>& logits,
                         const char* key) {
   if (options.output) {
-    write_file_atomically(*options.output,
-                          train::predictions_csv(names, class_names, logits, key), run.force);
+    write_file_atomically(*options.output, train::predictions_csv(names, class_names, logits, key),
+                          run.force);
     say(run,
         "wrote " + std::to_string(logits.rows()) + " predictions to " + options.output->string());
   }

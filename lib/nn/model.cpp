@@ -287,7 +287,8 @@ class Builder {
       detail::check_dropout("dropout", options.p);
       push(DropoutStep{options.p, dropouts_++}, DropoutKey{});
     } else if constexpr (std::is_same_v<Options, ReadoutOptions>) {
-      if (depth > 0) fail(label + "a readout inside a residual block, expected it at the top level");
+      if (depth > 0)
+        fail(label + "a readout inside a residual block, expected it at the top level");
       if (traits_.readout) fail(label + "a second readout, expected at most one");
       if (attention_ == 0) fail(label + "a readout before any attention layer, expected one after");
       declared("features", options.features);
@@ -516,8 +517,8 @@ struct BasicModel<T>::Impl {
                               ": a readout reads the sparse features; put a linear or attention "
                               "layer before it");
       }
-      op.forward(view.dense(), offsets_for(view.rows()),
-                 std::get<typename Op::Cache>(step.cache), step.out);
+      op.forward(view.dense(), offsets_for(view.rows()), std::get<typename Op::Cache>(step.cache),
+                 step.out);
       return step.out;
     } else if constexpr (std::is_same_v<Op, BlockEnd>) {
       const InputRef<T> skip = *steps[op.begin].input;

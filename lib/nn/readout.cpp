@@ -182,8 +182,7 @@ void BasicReadout<T>::backward(const RowMatrix<T>& x, std::span<const std::int64
       const auto upstream = grad_out.row(g).segment(h * block, block);
       grad_scores.col(h) = rows * upstream.transpose();  // dL/dalpha
       const T mean = alpha.col(h).dot(grad_scores.col(h));
-      grad_scores.col(h) =
-          (alpha.col(h).array() * (grad_scores.col(h).array() - mean)).matrix();
+      grad_scores.col(h) = (alpha.col(h).array() * (grad_scores.col(h).array() - mean)).matrix();
       if (grad_x != nullptr) {
         grad_x->block(begin_of(g), h * block, size_of(g), block) =
             alpha.col(h) * upstream;  // the weighted sum's own path

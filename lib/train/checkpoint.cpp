@@ -485,7 +485,8 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Limits& limi
   }
   if (version >= 11) {
     const auto task = in.scalar<std::uint8_t>();
-    if (task > static_cast<std::uint8_t>(Task::kGraph)) in.fail("unknown task " + std::to_string(task));
+    if (task > static_cast<std::uint8_t>(Task::kGraph))
+      in.fail("unknown task " + std::to_string(task));
     checkpoint.options.task = static_cast<Task>(task);
   }
   in.finish();

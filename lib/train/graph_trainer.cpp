@@ -33,7 +33,7 @@ void shuffle(std::vector<std::int64_t>& items, Rng& rng) {
   for (std::size_t k = items.size(); k > 1; --k) std::swap(items[k - 1], items[rng.uniform_int(k)]);
 }
 
-constexpr std::uint64_t kFoldStream = 0x666f6c6473ULL;       // "folds"
+constexpr std::uint64_t kFoldStream = 0x666f6c6473ULL;        // "folds"
 constexpr std::uint64_t kValidationStream = 0x76616c6964ULL;  // "valid"
 
 // A batch of graphs as the model runs on it: the block-diagonal graph, its mask (with the
@@ -187,8 +187,8 @@ std::vector<GraphSplit> stratified_folds(std::span<const std::int32_t> labels, s
     Rng draw(counter_hash(seed, kValidationStream, static_cast<std::uint64_t>(k)));
     for (auto& members : by_class(labels, rest)) {
       shuffle(members, draw);
-      const auto held = static_cast<std::size_t>(
-          std::lround(validation * static_cast<double>(members.size())));
+      const auto held =
+          static_cast<std::size_t>(std::lround(validation * static_cast<double>(members.size())));
       split.val.insert(split.val.end(), members.begin(),
                        members.begin() + static_cast<std::ptrdiff_t>(held));
       split.train.insert(split.train.end(), members.begin() + static_cast<std::ptrdiff_t>(held),
@@ -239,7 +239,8 @@ std::vector<std::int64_t> fitted_graphs(const DataRecord& trained, const GraphCo
 RowMatrix<float> graph_logits(nn::Model& model, const GraphCollection& data,
                               std::span<const std::int64_t> graphs) {
   check_model_on(model, data, "graph_logits");
-  return logits_of(model, prepare_all(data, graphs, model), static_cast<std::int64_t>(graphs.size()));
+  return logits_of(model, prepare_all(data, graphs, model),
+                   static_cast<std::int64_t>(graphs.size()));
 }
 
 struct GraphTrainer::Impl final : detail::FitTask {
@@ -275,8 +276,7 @@ struct GraphTrainer::Impl final : detail::FitTask {
     if (options.metric == Metric::kRocAuc) {
       if (collection.class_names.size() != 2) {
         throw InvalidArgument("train: ROC AUC is for two-class tasks, " + collection.name +
-                              " has " + std::to_string(collection.class_names.size()) +
-                              " classes");
+                              " has " + std::to_string(collection.class_names.size()) + " classes");
       }
       const auto check = [&](const std::vector<std::int64_t>& graphs, const char* what) {
         if (graphs.empty()) return;
@@ -298,8 +298,7 @@ struct GraphTrainer::Impl final : detail::FitTask {
           "train: a graph task needs a model spec with a readout (TrainOptions::spec, --model); "
           "the paper's model classifies nodes");
     }
-    if (!options.fanouts.empty() ||
-        options.positional.kind != transforms::EncodingKind::kNone) {
+    if (!options.fanouts.empty() || options.positional.kind != transforms::EncodingKind::kNone) {
       throw InvalidArgument(
           "train: fanouts and positional encodings are for node tasks, not graph tasks");
     }
@@ -322,9 +321,9 @@ struct GraphTrainer::Impl final : detail::FitTask {
 
   void check_split() const {
     std::vector<std::uint8_t> seen(static_cast<std::size_t>(data->num_graphs()), 0);
-    for (const auto& [part, name] : {std::pair{&split.train, "training"},
-                                     std::pair{&split.val, "validation"},
-                                     std::pair{&split.test, "test"}}) {
+    for (const auto& [part, name] :
+         {std::pair{&split.train, "training"}, std::pair{&split.val, "validation"},
+          std::pair{&split.test, "test"}}) {
       for (const std::int64_t g : *part) {
         if (g < 0 || g >= data->num_graphs()) {
           throw InvalidArgument(std::string("train: ") + name + " graph " + std::to_string(g) +
@@ -384,9 +383,8 @@ struct GraphTrainer::Impl final : detail::FitTask {
   std::optional<detail::Validation> validate() override {
     if (split.val.empty()) return std::nullopt;
     if (val_batches.empty()) val_batches = prepare_all(*data, split.val, model);
-    const SplitMetrics metrics =
-        score(logits_of(model, val_batches, static_cast<std::int64_t>(split.val.size())),
-              val_labels);
+    const SplitMetrics metrics = score(
+        logits_of(model, val_batches, static_cast<std::int64_t>(split.val.size())), val_labels);
     return detail::Validation{metrics.loss, metrics.accuracy,
                               metrics.roc_auc.value_or(metrics.accuracy)};
   }
@@ -443,10 +441,9 @@ GraphTrainer::GraphTrainer(const GraphCollection& data, GraphSplit split,
       }()) {
   Impl& s = *impl_;
   if (checkpoint.class_names != s.data->class_names) {
-    throw InvalidArgument("checkpoint: the model was trained on " +
-                          std::to_string(checkpoint.class_names.size()) +
-                          " classes that differ from the collection's " +
-                          std::to_string(s.data->class_names.size()));
+    throw InvalidArgument(
+        "checkpoint: the model was trained on " + std::to_string(checkpoint.class_names.size()) +
+        " classes that differ from the collection's " + std::to_string(s.data->class_names.size()));
   }
   const DataRecord mine = s.record();
   if (!checkpoint.data || checkpoint.data->nodes_hash != mine.nodes_hash ||
@@ -485,8 +482,7 @@ SplitMetrics graph_metrics(nn::Model& model, const GraphCollection& data,
   }
   if (model.options().classes != static_cast<std::int64_t>(data.class_names.size())) {
     throw InvalidArgument("evaluate: the model has " + std::to_string(model.options().classes) +
-                          " classes, " + data.name + " " +
-                          std::to_string(data.class_names.size()));
+                          " classes, " + data.name + " " + std::to_string(data.class_names.size()));
   }
   return metrics_of(graph_logits(model, data, graphs), labels,
                     static_cast<std::int32_t>(data.class_names.size()), metric);

@@ -766,7 +766,8 @@ FitResult Trainer::fit(const std::function<void(const EpochStats&)>& on_epoch) {
   };
   Impl& s = *impl_;
   NodeTask task(s);
-  FitResult result = detail::run_epochs(task, s.options, s.model, s.state, s.best_buffers, on_epoch);
+  FitResult result =
+      detail::run_epochs(task, s.options, s.model, s.state, s.best_buffers, on_epoch);
   result.val_nodes = s.val_count;
   result.test_nodes = s.test_count;
   if (s.test_count > 0) {

@@ -58,9 +58,9 @@ class MASKGAT_EXPORT BasicReadout {
  public:
   /// What `forward` keeps for `backward`.
   struct Cache {
-    RowMatrix<T> alpha;                  ///< attention: N x H weights
-    std::vector<std::int64_t> argmax;    ///< max: B x F source rows (-1: empty graph)
-    RowMatrix<T> scores_grad;            ///< attention: the backward's N x H buffer
+    RowMatrix<T> alpha;                ///< attention: N x H weights
+    std::vector<std::int64_t> argmax;  ///< max: B x F source rows (-1: empty graph)
+    RowMatrix<T> scores_grad;          ///< attention: the backward's N x H buffer
   };
 
   /// Registers the gate's weight in `store` under `name` (attention only).

@@ -36,8 +36,7 @@ const std::vector<std::int64_t> kOffsets{0, 3, 3, 4, 8};
 template <typename T>
 struct ReadoutCase {
   ReadoutCase(nn::ReadoutKind kind, std::int64_t features, std::int64_t heads)
-      : readout(store, "pool", {kind, features, heads}, rng) {
-  }
+      : readout(store, "pool", {kind, features, heads}, rng) {}
   nn::ParameterStore<T> store;
   Rng rng{3};
   nn::BasicReadout<T> readout;
@@ -85,12 +84,9 @@ struct Kind {
   nn::ReadoutKind kind;
   std::int64_t heads;
 };
-const std::vector<Kind> kKinds{{nn::ReadoutKind::kSum, 1},
-                               {nn::ReadoutKind::kMean, 1},
-                               {nn::ReadoutKind::kMax, 1},
-                               {nn::ReadoutKind::kAttention, 1},
-                               {nn::ReadoutKind::kAttention, 3},
-                               {nn::ReadoutKind::kAttention, 6}};
+const std::vector<Kind> kKinds{{nn::ReadoutKind::kSum, 1},       {nn::ReadoutKind::kMean, 1},
+                               {nn::ReadoutKind::kMax, 1},       {nn::ReadoutKind::kAttention, 1},
+                               {nn::ReadoutKind::kAttention, 3}, {nn::ReadoutKind::kAttention, 6}};
 
 // A graph classifier: GAT (2 heads x 3), ELU, the readout, a linear layer to the classes.
 nn::ModelSpec graph_spec(std::int64_t features, nn::ReadoutOptions readout) {
@@ -141,9 +137,8 @@ TEST_SUITE("unit") {
       c.store.zero_grad();
       RowMatrix<double> grad_x;
       c.readout.backward(x, kOffsets, c.cache, weights, &grad_x);
-      const RowMatrix<double> numeric =
-          test::central_differences(std::span(x.data(), static_cast<std::size_t>(x.size())),
-                                    x.rows(), x.cols(), loss);
+      const RowMatrix<double> numeric = test::central_differences(
+          std::span(x.data(), static_cast<std::size_t>(x.size())), x.rows(), x.cols(), loss);
       CHECK(test::relative_error(grad_x, numeric) < kTolerance);
       for (const auto& entry : c.store.entries()) {
         CAPTURE(entry.name);
@@ -255,8 +250,8 @@ TEST_SUITE("unit") {
       const maskgat::GraphBatch batch = maskgat::make_batch(c, ids);
       model.set_graph_offsets(batch.offsets);
       Rng unused(0);
-      return RowMatrix<float>(model.forward(maskgat::masks::from_graph(batch.graph),
-                                            batch.features, nn::Mode::kEval, unused));
+      return RowMatrix<float>(model.forward(maskgat::masks::from_graph(batch.graph), batch.features,
+                                            nn::Mode::kEval, unused));
     };
     const std::vector<std::int64_t> order{0, 1, 2, 3, 4, 5, 6};
     const std::vector<std::int64_t> permuted{4, 6, 0, 2, 1, 5, 3};

@@ -133,10 +133,9 @@ TEST_SUITE("unit") {
     CHECK(json.find(R"({"type":"attention_pool","features":0,"heads":2})") != std::string::npos);
     CHECK(nn::model_spec_json(nn::parse_model_spec(json, "again.json")) == json);
     for (const char* type : {"sum_pool", "mean_pool", "max_pool"}) {
-      const std::string other = std::string(R"({"modules": [{"type": "gat"}, {"type": ")") +
-                                type + R"("}]})";
-      CHECK(nn::module_type(nn::parse_model_spec(other, "s.json").modules[1]) ==
-            std::string(type));
+      const std::string other =
+          std::string(R"({"modules": [{"type": "gat"}, {"type": ")") + type + R"("}]})";
+      CHECK(nn::module_type(nn::parse_model_spec(other, "s.json").modules[1]) == std::string(type));
     }
     spec.in_features = 5;
     spec.classes = 3;

@@ -194,10 +194,10 @@ TEST_SUITE("unit") {
     write_bytes(dir / "v10.ckpt", maskgat::test::frame_checkpoint(
                                       version10_payload(read_bytes(dir / "metric.ckpt")), 10));
     CHECK(train::load_checkpoint(dir / "v10.ckpt").options.task == train::Task::kNode);
-    write_bytes(dir / "task.ckpt",
-                maskgat::test::frame_checkpoint(
-                    version10_payload(read_bytes(dir / "metric.ckpt")) + std::string(1, '\x02'),
-                    11));
+    write_bytes(
+        dir / "task.ckpt",
+        maskgat::test::frame_checkpoint(
+            version10_payload(read_bytes(dir / "metric.ckpt")) + std::string(1, '\x02'), 11));
     CHECK_THROWS_WITH_AS(train::load_checkpoint(dir / "task.ckpt"),
                          doctest::Contains("unknown task 2"), maskgat::ParseError);
   }
@@ -504,7 +504,8 @@ TEST_SUITE("unit") {
                          doctest::Contains("checksum mismatch: the file is corrupt"),
                          maskgat::ParseError);
     // Format 8's fields after the record: the metric, the best validation score, the fixed split.
-    const std::size_t tail = bytes.size() - 8 - kFormat11Bytes - kFormat10Bytes - kFormat9Bytes - 17;
+    const std::size_t tail =
+        bytes.size() - 8 - kFormat11Bytes - kFormat10Bytes - kFormat9Bytes - 17;
     std::string payload8 = version8_payload(bytes);
     const std::size_t metric_at = tail - maskgat::test::kCheckpointHeader;
     std::string metric = payload8;

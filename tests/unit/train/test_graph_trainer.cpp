@@ -178,8 +178,8 @@ TEST_SUITE("unit") {
                          "(TrainOptions::spec, --model); the paper's model classifies nodes",
                          InvalidArgument);
     train::TrainOptions nodes = options();
-    nodes.spec = nn::parse_model_spec(R"({"modules": [{"type": "gat", "channels": "classes"}]})",
-                                      "spec");
+    nodes.spec =
+        nn::parse_model_spec(R"({"modules": [{"type": "gat", "channels": "classes"}]})", "spec");
     CHECK_THROWS_WITH_AS(train::GraphTrainer(c, split, nodes),
                          "train: the model has no readout; a graph task needs one (sum_pool, "
                          "mean_pool, max_pool or attention_pool) after the attention layers "
