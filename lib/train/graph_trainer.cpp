@@ -22,9 +22,14 @@ std::vector<std::vector<std::int64_t>> by_class(std::span<const std::int32_t> la
                                                 std::span<const std::int64_t> graphs) {
   std::vector<std::vector<std::int64_t>> classes;
   for (const std::int64_t g : graphs) {
-    const auto label = static_cast<std::size_t>(labels[static_cast<std::size_t>(g)]);
-    if (label >= classes.size()) classes.resize(label + 1);
-    classes[label].push_back(g);
+    const std::int32_t label = labels[static_cast<std::size_t>(g)];
+    if (label < 0) {
+      throw InvalidArgument("stratified_folds: graph " + std::to_string(g) + " has label " +
+                            std::to_string(label) + ", expected a class id (0 or more)");
+    }
+    const auto index = static_cast<std::size_t>(label);
+    if (index >= classes.size()) classes.resize(index + 1);
+    classes[index].push_back(g);
   }
   return classes;
 }

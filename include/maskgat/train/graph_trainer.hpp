@@ -33,12 +33,12 @@ struct GraphSplit {
 /// to the folds in turn, so every fold holds each class in proportion, within one graph; the
 /// validation part takes round(`validation` x n) of each class's n training graphs, after a
 /// shuffle drawn from (`seed`, k). Every list is ascending.
-/// @param labels     a class per graph
+/// @param labels     a class id (0 or more) per graph
 /// @param folds      K, at least 2 and at most the number of graphs
 /// @param seed       draws the folds
 /// @param validation in (0, 1): the share of each training part held out for validation
 /// @return K splits; the test parts partition the graphs
-/// @throws InvalidArgument for K or `validation` out of range.
+/// @throws InvalidArgument for K or `validation` out of range, or a negative label.
 [[nodiscard]] MASKGAT_EXPORT std::vector<GraphSplit> stratified_folds(
     std::span<const std::int32_t> labels, std::int64_t folds, std::uint64_t seed,
     double validation = 0.1);

@@ -97,6 +97,11 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(static_cast<void>(train::stratified_folds(labels, 1, 0)),
                          "stratified_folds: 1 folds of 103 graphs, expected 2 to 103",
                          InvalidArgument);
+    std::vector<std::int32_t> negative = labels;
+    negative[7] = -1;
+    CHECK_THROWS_WITH_AS(static_cast<void>(train::stratified_folds(negative, 5, 0)),
+                         "stratified_folds: graph 7 has label -1, expected a class id (0 or more)",
+                         InvalidArgument);
     CHECK_THROWS_WITH_AS(static_cast<void>(train::stratified_folds(labels, 5, 0, 1.0)),
                          "stratified_folds: the validation share is 1.000000, expected a value "
                          "in (0, 1)",
