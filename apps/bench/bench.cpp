@@ -609,11 +609,8 @@ int measure_graphs(const Measurement& m) {
   maskgat::train::GraphSplit every;
   every.train.resize(static_cast<std::size_t>(data.num_graphs()));
   std::iota(every.train.begin(), every.train.end(), std::int64_t{0});
-  maskgat::train::TrainOptions options;
+  maskgat::train::TrainOptions options = maskgat::train::graph_recipe();
   options.spec = maskgat::train::read_model_spec(m.model);
-  options.optimizer.learning_rate = 0.001;
-  options.optimizer.weight_decay = 0.0;
-  options.batch_size = 32;
   options.epochs = kWarmup + m.epochs;
   options.patience = 0;
   maskgat::train::GraphTrainer trainer(data, every, options);

@@ -23,11 +23,8 @@ int main(int argc, char** argv) {
     // stratified tenth of the others.
     const std::vector<maskgat::train::GraphSplit> folds =
         maskgat::train::stratified_folds(data.labels, 10, /*seed=*/0);
-    maskgat::train::TrainOptions options;
+    maskgat::train::TrainOptions options = maskgat::train::graph_recipe();
     options.spec = maskgat::train::read_model_spec(argv[2]);
-    options.optimizer.learning_rate = 0.001;
-    options.optimizer.weight_decay = 0.0;
-    options.batch_size = 32;
     options.epochs = 100;
     options.patience = 50;
     maskgat::train::GraphTrainer trainer(data, folds[0], options);

@@ -29,7 +29,8 @@ void refuse_node_options(const TrainCommandOptions& options) {
       {options.positional.has_value(), "--pe"},
       {options.whole_graph, "--whole-graph"},
       {!options.fanouts.empty(), "--fanout"},
-      {options.split_out.has_value(), "--split-out"}};
+      {options.split_out.has_value(), "--split-out"},
+      {options.recipe.has_value(), "--recipe (graph tasks start from their own)"}};
   for (const auto& [given, name] : node_only) {
     if (given) throw InvalidArgument(std::string(name) + " is for node tasks, not --task graph");
   }
@@ -155,7 +156,6 @@ int run_train_graphs(const TrainCommandOptions& options) {
         resumed ? std::vector<std::string>{options.resume->string()} : options.models;
     for (const std::string& model : candidates) {
       train::TrainOptions train_options = resumed ? resumed->options : recipe(options, seed, model);
-      if (!options.batch_size && !resumed) train_options.batch_size = 32;
       metric = train_options.metric;
       train::GraphTrainer trainer = [&] {
         try {

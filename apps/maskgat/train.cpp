@@ -70,8 +70,9 @@ void check_resume_options(const TrainCommandOptions& options) {
 
 train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed,
                            const std::optional<std::string>& model) {
-  train::TrainOptions options =
-      cli.recipe == "shchur" ? train::shchur_recipe() : train::paper_recipe(cli.data.dataset);
+  train::TrainOptions options = cli.task == "graph"     ? train::graph_recipe()
+                                : cli.recipe == "shchur" ? train::shchur_recipe()
+                                                         : train::paper_recipe(cli.data.dataset);
   if (cli.attention) options.model.attention = nn::parse_attention_kind(*cli.attention);
   if (cli.layers) options.model.layers = *cli.layers;
   if (cli.heads) options.model.heads = *cli.heads;

@@ -52,6 +52,16 @@ TrainOptions shchur_recipe() {
   return options;
 }
 
+TrainOptions graph_recipe() {
+  TrainOptions options;
+  options.task = Task::kGraph;
+  options.optimizer.learning_rate = 0.001;
+  options.optimizer.weight_decay = 0.0;
+  options.batch_size = 32;
+  options.epochs = 500;
+  return options;
+}
+
 FeatureMatrix model_input(const Dataset& dataset, const TrainOptions& options) {
   dataset.require_features();
   if (options.positional.kind == transforms::EncodingKind::kNone) return dataset.features;
