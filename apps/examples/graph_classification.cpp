@@ -34,15 +34,7 @@ int main(int argc, char** argv) {
 
     // One unseen graph as a collection of its own, and the model's prediction for it.
     const std::vector<std::int64_t> unseen{folds[0].test.front()};
-    const maskgat::GraphBatch batch = maskgat::make_batch(data, unseen);
-    maskgat::GraphCollection other;
-    other.name = "other";
-    other.graph = batch.graph;
-    other.features = batch.features;
-    other.edge_features = batch.edge_features;
-    other.offsets = batch.offsets;
-    other.labels = batch.labels;
-    other.class_names = data.class_names;
+    const maskgat::GraphCollection other = maskgat::collection_of(data, unseen);
     const std::vector<std::int64_t> first{0};
     maskgat::RowMatrix<float> probabilities;
     maskgat::nn::softmax(maskgat::train::graph_logits(trainer.model(), other, first),
@@ -51,7 +43,7 @@ int main(int argc, char** argv) {
     std::cout << "a graph of " << other.graph.num_nodes() << " nodes is predicted "
               << data.class_names[static_cast<std::size_t>(predicted)] << " (probability "
               << probabilities(0, predicted) << "; labelled "
-              << data.class_names[static_cast<std::size_t>(batch.labels.front())] << ")\n";
+              << data.class_names[static_cast<std::size_t>(other.labels.front())] << ")\n";
   } catch (const std::exception& error) {
     std::cerr << "error: " << error.what() << '\n';
     return 1;

@@ -105,6 +105,19 @@ train::Checkpoint load_graph_model(const std::filesystem::path& path, const Data
   return checkpoint;
 }
 
+// The graph classifier of --load and the collection it is applied to, once the outputs
+// registered in `outputs` are checked against them.
+std::pair<train::Checkpoint, GraphCollection> open_graph_model(OutputPlan& outputs,
+                                                               const std::filesystem::path& model,
+                                                               const DataOptions& data,
+                                                               const RunOptions& run) {
+  outputs.add_input("--load", model);
+  add_inputs(outputs, data);
+  outputs.check();
+  train::Checkpoint checkpoint = load_graph_model(model, data);
+  return {std::move(checkpoint), load_collection(data, run)};
+}
+
 }  // namespace
 
 int run_train_graphs(const TrainCommandOptions& options) {
@@ -248,12 +261,7 @@ int run_train_graphs(const TrainCommandOptions& options) {
     out["test_roc_auc_mean"] = score.first;
     out["test_roc_auc_std"] = score.second;
   }
-  const std::string json = json_text(out, output);
-  if (output.json) std::cout << json << '\n';
-  if (options.metrics_json) {
-    write_file_atomically(*options.metrics_json, json + "\n", output.force);
-    say(output, "wrote the metrics to " + options.metrics_json->string());
-  }
+  report_json(out, options.metrics_json, output);
   if (options.plot) {
     plot_training_curves(curves, results.back().fit.best_epoch, data.name + " graphs",
                          *options.plot, output);
@@ -268,12 +276,8 @@ int run_evaluate_graphs(const EvaluateOptions& options) {
   }
   OutputPlan outputs(run.force);
   if (options.metrics_json) outputs.add_output("--metrics-json", *options.metrics_json);
-  outputs.add_input("--load", options.model);
-  add_inputs(outputs, options.data);
-  outputs.check();
   const auto threads = limit_threads(run);
-  const train::Checkpoint checkpoint = load_graph_model(options.model, options.data);
-  const GraphCollection data = load_collection(options.data, run);
+  const auto [checkpoint, data] = open_graph_model(outputs, options.model, options.data, run);
   if (checkpoint.class_names != data.class_names) {
     throw Error("model " + options.model.string() + " was trained on " +
                 std::to_string(checkpoint.class_names.size()) +
@@ -329,12 +333,7 @@ int run_evaluate_graphs(const EvaluateOptions& options) {
       {"metric", train::metric_name(metric)},
       {"test", test},
       {"test_confusion", report_confusion(m.confusion, data.class_names, run)}};
-  const std::string json = json_text(out, run);
-  if (run.json) std::cout << json << '\n';
-  if (options.metrics_json) {
-    write_file_atomically(*options.metrics_json, json + "\n", run.force);
-    say(run, "wrote the metrics to " + options.metrics_json->string());
-  }
+  report_json(out, options.metrics_json, run);
   return 0;
 }
 
@@ -347,12 +346,8 @@ int run_predict_graphs(const PredictOptions& options) {
   }
   OutputPlan outputs(run.force);
   if (options.output) outputs.add_output("--output", *options.output);
-  outputs.add_input("--load", options.model);
-  add_inputs(outputs, options.data);
-  outputs.check();
   const auto threads = limit_threads(run);
-  const train::Checkpoint checkpoint = load_graph_model(options.model, options.data);
-  const GraphCollection data = load_collection(options.data, run);
+  const auto [checkpoint, data] = open_graph_model(outputs, options.model, options.data, run);
   // --nodes names graphs here: their 1-based ids.
   std::vector<std::int64_t> graphs;
   for (const std::string& name : options.nodes) {

@@ -6,9 +6,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iostream>
 #include <optional>
 
 #include "maskgat/core/error.hpp"
+#include "maskgat/io/output_file.hpp"
 
 namespace maskgat::app {
 namespace {
@@ -151,6 +153,20 @@ std::string json_text(const nlohmann::ordered_json& value, const RunOptions& run
         "each invalid byte is replaced by U+FFFD");
     return value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   }
+}
+
+void write_metrics(const std::optional<std::filesystem::path>& path, const std::string& json,
+                   const RunOptions& run) {
+  if (!path) return;
+  write_file_atomically(*path, json + "\n", run.force);
+  say(run, "wrote the metrics to " + path->string());
+}
+
+void report_json(const nlohmann::ordered_json& value,
+                 const std::optional<std::filesystem::path>& metrics_json, const RunOptions& run) {
+  const std::string json = json_text(value, run);
+  if (run.json) std::cout << json << '\n';
+  write_metrics(metrics_json, json, run);
 }
 
 }  // namespace maskgat::app

@@ -2,6 +2,7 @@
 // The files a command writes, checked together before any work starts, and its JSON text.
 
 #include <filesystem>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -44,5 +45,13 @@ void add_inputs(OutputPlan& plan, const DataOptions& data);
 // `value` as indented JSON. Text that is not valid UTF-8 (Latin-1 names, say) is replaced by
 // U+FFFD, with a note on stderr (unless --quiet) that says so.
 std::string json_text(const nlohmann::ordered_json& value, const RunOptions& run);
+
+// Writes `json` (`json_text`'s) to `path` when it is given (--metrics-json), and says so.
+void write_metrics(const std::optional<std::filesystem::path>& path, const std::string& json,
+                   const RunOptions& run);
+
+// A command's JSON object: on stdout with --json, and in --metrics-json's file when given.
+void report_json(const nlohmann::ordered_json& value,
+                 const std::optional<std::filesystem::path>& metrics_json, const RunOptions& run);
 
 }  // namespace maskgat::app

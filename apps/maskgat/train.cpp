@@ -370,10 +370,7 @@ int run_train_on_partitions(const TrainCommandOptions& options) {
                   << fixed(100.0 * ranks[3 * r + 2], 1) << " % of the time communicating\n";
       }
     }
-    if (options.metrics_json) {
-      write_file_atomically(*options.metrics_json, json + "\n", output.force);
-      say(output, "wrote the metrics to " + options.metrics_json->string());
-    }
+    write_metrics(options.metrics_json, json, output);
     return 0;
   } catch (const std::exception& error) {
     fail_rank(*comm, error);
@@ -712,12 +709,7 @@ int run_train(TrainCommandOptions& options) {
       train_json(dataset.name, last, graph, nlohmann::ordered_json(run_entries),
                  tested ? std::optional(accuracy) : std::nullopt,
                  tested ? std::optional(score) : std::nullopt);
-  const std::string json = json_text(out, output);
-  if (output.json) std::cout << json << '\n';
-  if (options.metrics_json) {
-    write_file_atomically(*options.metrics_json, json + "\n", output.force);
-    say(output, "wrote the metrics to " + options.metrics_json->string());
-  }
+  report_json(out, options.metrics_json, output);
   // Last: the model and the metrics are written whatever happens to gnuplot.
   if (options.plot) {
     plot_training_curves(curves, results.back().best_epoch, dataset.name + " " + model_label(last),

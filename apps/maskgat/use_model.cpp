@@ -262,12 +262,7 @@ void report_evaluation(const EvaluateOptions& options, const RunOptions& run,
       {"command", "evaluate"},   {"model", options.model.string()},      {"dataset", dataset},
       {"classes", class_names},  {"metric", train::metric_name(metric)}, {"splits", splits},
       {"test_confusion", matrix}};
-  const std::string json = json_text(out, run);
-  if (run.json) std::cout << json << '\n';
-  if (options.metrics_json) {
-    write_file_atomically(*options.metrics_json, json + "\n", run.force);
-    say(run, "wrote the metrics to " + options.metrics_json->string());
-  }
+  report_json(out, options.metrics_json, run);
 }
 
 // Runs `body(comm, run, part, trainer, class_names)` on each rank of an mpirun job: rank r's part

@@ -469,4 +469,18 @@ GraphBatch make_batch(const GraphCollection& collection, std::span<const std::in
   return batch;
 }
 
+GraphCollection collection_of(const GraphCollection& collection,
+                              std::span<const std::int64_t> graphs) {
+  GraphBatch batch = make_batch(collection, graphs);
+  GraphCollection subset;
+  subset.name = collection.name;
+  subset.graph = std::move(batch.graph);
+  subset.features = std::move(batch.features);
+  subset.edge_features = std::move(batch.edge_features);
+  subset.offsets = std::move(batch.offsets);
+  subset.labels = std::move(batch.labels);
+  subset.class_names = collection.class_names;
+  return subset;
+}
+
 }  // namespace maskgat

@@ -260,18 +260,7 @@ struct GraphTrainer::Impl final : detail::FitTask {
     options.spec = model.spec();
     check_model_on(model, collection, "train");
     check_split();
-    if (options.batch_size < 0) {
-      throw InvalidArgument("train: batch size is " + std::to_string(options.batch_size) +
-                            ", expected 0 (every training graph at once) or a positive count");
-    }
-    if (options.epochs <= 0) {
-      throw InvalidArgument("train: epochs is " + std::to_string(options.epochs) +
-                            ", expected a positive count");
-    }
-    if (options.patience < 0) {
-      throw InvalidArgument("train: patience is " + std::to_string(options.patience) +
-                            ", expected 0 (no early stopping) or a positive count");
-    }
+    detail::check_loop_options(options);
     if (options.patience > 0 && split.val.empty()) {
       throw InvalidArgument(
           "train: the split has no validation graphs, which early stopping needs (use patience "
@@ -499,11 +488,8 @@ SplitMetrics GraphTrainer::evaluate(std::span<const std::int64_t> graphs) {
 
 Checkpoint GraphTrainer::checkpoint() const {
   const Impl& s = *impl_;
-  Checkpoint checkpoint;
-  checkpoint.options = s.options;
-  checkpoint.dataset = s.data->name;
-  checkpoint.class_names = s.data->class_names;
-  detail::capture_run(s.model, s.optimizer, s.state, s.rng, checkpoint);
+  Checkpoint checkpoint = detail::capture_run(s.options, s.data->name, s.data->class_names,
+                                              s.model, s.optimizer, s.state, s.rng);
   checkpoint.data = s.record();
   return checkpoint;
 }

@@ -394,18 +394,7 @@ struct Trainer::Impl {
       }
     }
     if (flips_signs(options) && !training) train_input = input;
-    if (options.batch_size < 0) {
-      throw InvalidArgument("train: batch size is " + std::to_string(options.batch_size) +
-                            ", expected 0 (full batch) or a positive count");
-    }
-    if (options.epochs <= 0) {
-      throw InvalidArgument("train: epochs is " + std::to_string(options.epochs) +
-                            ", expected a positive count");
-    }
-    if (options.patience < 0) {
-      throw InvalidArgument("train: patience is " + std::to_string(options.patience) +
-                            ", expected 0 (no early stopping) or a positive count");
-    }
+    detail::check_loop_options(options);
     if (train_count == 0) throw InvalidArgument("train: the split has no training nodes");
     const auto values = model.parameters().values();
     state.best_values.assign(values.begin(), values.end());
@@ -843,11 +832,8 @@ void Trainer::restore(const Checkpoint& checkpoint) {
 
 Checkpoint Trainer::checkpoint() const {
   const Impl& s = *impl_;
-  Checkpoint checkpoint;
-  checkpoint.options = s.options;
-  checkpoint.dataset = s.dataset->name;
-  checkpoint.class_names = s.dataset->class_names;
-  detail::capture_run(s.model, s.optimizer, s.state, s.rng, checkpoint);
+  Checkpoint checkpoint = detail::capture_run(s.options, s.dataset->name, s.dataset->class_names,
+                                              s.model, s.optimizer, s.state, s.rng);
   if (s.halo) {
     // The whole graph's record, as a run on it saves: the same on any number of parts.
     const GraphPart& part = s.halo->part();

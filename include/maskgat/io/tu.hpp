@@ -86,4 +86,14 @@ struct GraphBatch {
 [[nodiscard]] MASKGAT_EXPORT GraphBatch make_batch(const GraphCollection& collection,
                                                    std::span<const std::int64_t> graphs);
 
+/// Some graphs of a collection as a collection of their own (as if read from a file of just
+/// them): `graphs` in that order, their features, edge features, labels and the class names;
+/// no notes. O(nodes + edges of the graphs), serial.
+/// @param collection e.g. from `read_tu`
+/// @param graphs     ids in [0, G) (repeats allowed)
+/// @return the collection, named as `collection`
+/// @throws IndexError for an id outside [0, G).
+[[nodiscard]] MASKGAT_EXPORT GraphCollection collection_of(const GraphCollection& collection,
+                                                           std::span<const std::int64_t> graphs);
+
 }  // namespace maskgat

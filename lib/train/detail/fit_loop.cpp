@@ -42,6 +42,21 @@ void follow(const TrainOptions& options, TrainingState& state, EpochStats& stats
 
 }  // namespace
 
+void check_loop_options(const TrainOptions& options) {
+  if (options.batch_size < 0) {
+    throw InvalidArgument("train: batch size is " + std::to_string(options.batch_size) +
+                          ", expected 0 (full batch) or a positive count");
+  }
+  if (options.epochs <= 0) {
+    throw InvalidArgument("train: epochs is " + std::to_string(options.epochs) +
+                          ", expected a positive count");
+  }
+  if (options.patience < 0) {
+    throw InvalidArgument("train: patience is " + std::to_string(options.patience) +
+                          ", expected 0 (no early stopping) or a positive count");
+  }
+}
+
 FitResult run_epochs(FitTask& task, const TrainOptions& options, nn::Model& model,
                      TrainingState& state, std::vector<float>& best_buffers,
                      const std::function<void(const EpochStats&)>& on_epoch) {
@@ -114,8 +129,13 @@ void restore_run(const Checkpoint& checkpoint, nn::Model& model, optim::Adam& op
   rng = Rng(saved.rng);
 }
 
-void capture_run(const nn::Model& model, const optim::Adam& optimizer, const TrainingState& state,
-                 const Rng& rng, Checkpoint& checkpoint) {
+Checkpoint capture_run(const TrainOptions& options, const std::string& dataset,
+                       const std::vector<std::string>& class_names, const nn::Model& model,
+                       const optim::Adam& optimizer, const TrainingState& state, const Rng& rng) {
+  Checkpoint checkpoint;
+  checkpoint.options = options;
+  checkpoint.dataset = dataset;
+  checkpoint.class_names = class_names;
   const auto& parameters = model.parameters();
   for (const auto& entry : parameters.entries()) {
     checkpoint.parameters.push_back({entry.name, entry.parameter.rows, entry.parameter.cols});
@@ -129,6 +149,7 @@ void capture_run(const nn::Model& model, const optim::Adam& optimizer, const Tra
   checkpoint.state.optimizer_second.assign(optimizer.second_moments().begin(),
                                            optimizer.second_moments().end());
   checkpoint.state.rng = rng.state();
+  return checkpoint;
 }
 
 }  // namespace maskgat::train::detail

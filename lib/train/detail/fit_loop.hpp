@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "maskgat/core/random.hpp"
@@ -41,6 +42,10 @@ class FitTask {
   virtual std::optional<Validation> validate() = 0;
 };
 
+// Checks the options every task's loop reads: a batch size of 0 (one batch) or more, a positive
+// epoch count and a patience of 0 (none) or more.
+void check_loop_options(const TrainOptions& options);
+
 // Trains `model` from `state.epoch + 1` until early stopping or `options.epochs` (the rule of
 // `options.selection`), calling `on_epoch` after each epoch; afterwards the model holds the best
 // epoch's parameters (and running statistics, kept in `best_buffers`) and `state` where the run
@@ -54,10 +59,12 @@ FitResult run_epochs(FitTask& task, const TrainOptions& options, nn::Model& mode
 void restore_run(const Checkpoint& checkpoint, nn::Model& model, optim::Adam& optimizer,
                  TrainingState& state, Rng& rng);
 
-// Copies a run's parameters (names, shapes, values), running statistics, training state,
-// optimizer state and generator into `checkpoint`.
-void capture_run(const nn::Model& model, const optim::Adam& optimizer, const TrainingState& state,
-                 const Rng& rng, Checkpoint& checkpoint);
+// A run's checkpoint without its data record: its options, the data's name and class names,
+// the parameters (names, shapes, values), running statistics, training state, optimizer state
+// and generator.
+Checkpoint capture_run(const TrainOptions& options, const std::string& dataset,
+                       const std::vector<std::string>& class_names, const nn::Model& model,
+                       const optim::Adam& optimizer, const TrainingState& state, const Rng& rng);
 
 // The order an epoch visits `items` (training nodes, graphs) in mini-batches: a Fisher-Yates
 // shuffle drawn from (seed, epoch) alone, so a resumed run visits them as the uninterrupted one.

@@ -155,15 +155,10 @@ TEST_SUITE("unit") {
     train::GraphTrainer trainer(c, split, options(5));
     static_cast<void>(trainer.fit());
     // A collection of three of its graphs in another order: the same logits per graph.
-    GraphCollection few;
     const std::vector<std::int64_t> ids{split.test[1], split.train[0], split.test[0]};
-    const maskgat::GraphBatch batch = maskgat::make_batch(c, ids);
-    few.name = "few";
-    few.graph = batch.graph;
-    few.features = batch.features;
-    few.offsets = batch.offsets;
-    few.labels = batch.labels;
-    few.class_names = c.class_names;
+    const GraphCollection few = maskgat::collection_of(c, ids);
+    CHECK(few.num_graphs() == 3);
+    CHECK(few.labels[1] == c.labels[static_cast<std::size_t>(split.train[0])]);
     const std::vector<std::int64_t> all{0, 1, 2};
     const maskgat::RowMatrix<float> there = train::graph_logits(trainer.model(), few, all);
     const maskgat::RowMatrix<float> here = train::graph_logits(trainer.model(), c, ids);
