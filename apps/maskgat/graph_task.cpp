@@ -152,9 +152,17 @@ int run_train_graphs(const TrainCommandOptions& options) {
     if (every_fold || k == options.fold.value_or(1)) chosen_folds.push_back(k);
   }
 
+  // A resumed run continues its one model, named by its file; otherwise each candidate's
+  // settings, read once for every fold.
+  const std::vector<std::string> candidates =
+      resumed ? std::vector<std::string>{options.resume->string()} : options.models;
+  std::vector<train::TrainOptions> settings;
+  for (const std::string& model : candidates) {
+    settings.push_back(resumed ? resumed->options : recipe(options, seed, model));
+  }
+  const train::Metric metric = settings.front().metric;
   std::vector<FoldResult> results;
   std::vector<train::EpochStats> curves;  // of the kept candidate of the last fold
-  train::Metric metric = train::Metric::kAccuracy;
   for (const std::int64_t k : chosen_folds) {
     const train::GraphSplit& split = splits[static_cast<std::size_t>(k - 1)];
     // Each candidate trains with the test fold held back; the one best on validation is scored
@@ -164,12 +172,9 @@ int run_train_graphs(const TrainCommandOptions& options) {
     std::optional<train::GraphTrainer> kept;
     FoldResult result;
     result.fold = k;
-    // A resumed run continues its one model, named by its file.
-    const std::vector<std::string> candidates =
-        resumed ? std::vector<std::string>{options.resume->string()} : options.models;
-    for (const std::string& model : candidates) {
-      train::TrainOptions train_options = resumed ? resumed->options : recipe(options, seed, model);
-      metric = train_options.metric;
+    for (std::size_t c = 0; c < candidates.size(); ++c) {
+      const std::string& model = candidates[c];
+      const train::TrainOptions& train_options = settings[c];
       train::GraphTrainer trainer = [&] {
         try {
           if (resumed) {
@@ -244,19 +249,17 @@ int run_train_graphs(const TrainCommandOptions& options) {
               << " over " << results.size() << (results.size() == 1 ? " fold" : " folds") << " of "
               << folds << " (stratified, seed " << seed << ")\n";
   }
-  nlohmann::ordered_json out = {
-      {"command", "train"},
-      {"task", "graph"},
-      {"dataset", data.name},
-      {"graphs", data.num_graphs()},
-      {"folds", folds},
-      {"seed", seed},
-      {"metric", train::metric_name(metric)},
-      {"models",
-       options.resume ? std::vector<std::string>{options.resume->string()} : options.models},
-      {"runs", std::move(entries)},
-      {"test_acc_mean", accuracy.first},
-      {"test_acc_std", accuracy.second}};
+  nlohmann::ordered_json out = {{"command", "train"},
+                                {"task", "graph"},
+                                {"dataset", data.name},
+                                {"graphs", data.num_graphs()},
+                                {"folds", folds},
+                                {"seed", seed},
+                                {"metric", train::metric_name(metric)},
+                                {"models", candidates},
+                                {"runs", std::move(entries)},
+                                {"test_acc_mean", accuracy.first},
+                                {"test_acc_std", accuracy.second}};
   if (roc_auc) {
     out["test_roc_auc_mean"] = score.first;
     out["test_roc_auc_std"] = score.second;

@@ -450,7 +450,9 @@ struct BasicModel<T>::Impl {
     rows = {};
   }
 
-  void refuse_batch_norm(const char* where, const char* what) const {
+  // Refuses a run on part of a batch's rows (`what`), which batch normalisation and a readout
+  // need whole.
+  void refuse_row_subsets(const char* where, const char* what) const {
     refuse_readout(where, what);
     if (!batch_norm) return;
     throw InvalidArgument(std::string(where) + ": " + what +
@@ -699,7 +701,7 @@ const RowMatrix<T>& BasicModel<T>::forward(const Graph& mask,
                                            std::span<const std::vector<std::uint8_t>> rows,
                                            InputRef<T> x, Mode mode, Rng& rng) {
   Impl& s = *impl_;
-  s.refuse_batch_norm("model.forward", "row sets");
+  s.refuse_row_subsets("model.forward", "row sets");
   if (rows.size() != s.levels) {
     throw InvalidArgument("model.forward: " + std::to_string(rows.size()) +
                           " row sets for a model of " + std::to_string(s.levels) + " layers");
@@ -742,7 +744,7 @@ void BasicModel<T>::backward(std::span<const Graph> masks, InputRef<T> x,
 template <typename T>
 const RowMatrix<T>& BasicModel<T>::run_forward(InputRef<T> x, Mode mode, Rng& rng) {
   Impl& s = *impl_;
-  if (s.halo != nullptr) s.refuse_batch_norm("model.forward", "a part of a graph");
+  if (s.halo != nullptr) s.refuse_row_subsets("model.forward", "a part of a graph");
   if (s.readout) (void)s.offsets_for(x.rows());
   if (x.rows() != s.masks.front()->num_nodes()) {
     throw InvalidArgument("model.forward: x has " + std::to_string(x.rows()) +
