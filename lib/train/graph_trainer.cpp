@@ -391,15 +391,19 @@ struct GraphTrainer::Impl final : detail::FitTask {
   DataRecord record() const {
     DataRecord record;
     record.nodes = data->num_graphs();
+    std::vector<std::uint64_t> fingerprints;
     maskgat::detail::RecordWriter out;
     for (std::int64_t g = 0; g < data->num_graphs(); ++g) {
-      out.scalar(graph_fingerprint(*data, g));
+      fingerprints.push_back(graph_fingerprint(*data, g));
+      out.scalar(fingerprints.back());
       out.scalar(data->labels[static_cast<std::size_t>(g)]);
     }
     record.nodes_hash = maskgat::detail::fnv1a(out.bytes());
     record.split_hash = split_fingerprint(split);
     for (const auto* part : {&split.train, &split.val}) {
-      for (const std::int64_t g : *part) record.fitted.push_back(graph_fingerprint(*data, g));
+      for (const std::int64_t g : *part) {
+        record.fitted.push_back(fingerprints[static_cast<std::size_t>(g)]);
+      }
     }
     std::sort(record.fitted.begin(), record.fitted.end());
     return record;
