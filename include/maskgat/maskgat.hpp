@@ -13,6 +13,7 @@
 #include "maskgat/export.hpp"
 #include "maskgat/graph/bgl.hpp"
 #include "maskgat/graph/build.hpp"
+#include "maskgat/graph/edge_split.hpp"
 #include "maskgat/graph/graph.hpp"
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/graph/sampler.hpp"
