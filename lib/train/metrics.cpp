@@ -200,4 +200,62 @@ void ConfusionMatrix::sum_over(Communicator& comm) {
   counts_ = std::move(values);
 }
 
+double average_precision(std::span<const double> scores, std::span<const std::int32_t> labels) {
+  if (scores.size() != labels.size()) {
+    throw InvalidArgument("average_precision: " + std::to_string(scores.size()) + " scores for " +
+                          std::to_string(labels.size()) + " labels, expected one per label");
+  }
+  std::vector<NodeId> entries(labels.size());
+  std::iota(entries.begin(), entries.end(), NodeId{0});
+  require_both_classes(labels, entries, "the entries");
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    if (!std::isfinite(scores[i])) {
+      throw InvalidArgument("average_precision: score " + std::to_string(i) + " is " +
+                            std::to_string(scores[i]) + ", expected a finite number");
+    }
+  }
+  std::sort(entries.begin(), entries.end(), [&](NodeId a, NodeId b) {
+    return scores[static_cast<std::size_t>(a)] > scores[static_cast<std::size_t>(b)];
+  });
+  double positives = 0.0;
+  for (const std::int32_t label : labels) positives += label;
+  // Thresholds at each distinct score, highest first: a run of equal scores enters at once.
+  double true_positives = 0.0;
+  double seen = 0.0;
+  double recall_before = 0.0;
+  double sum = 0.0;
+  for (std::size_t first = 0; first < entries.size();) {
+    std::size_t last = first;
+    const double score = scores[static_cast<std::size_t>(entries[first])];
+    while (last + 1 < entries.size() &&
+           scores[static_cast<std::size_t>(entries[last + 1])] == score) {
+      ++last;
+    }
+    for (std::size_t k = first; k <= last; ++k) {
+      true_positives += labels[static_cast<std::size_t>(entries[k])];
+    }
+    seen += static_cast<double>(last - first + 1);
+    const double recall = true_positives / positives;
+    sum += (recall - recall_before) * (true_positives / seen);
+    recall_before = recall;
+    first = last + 1;
+  }
+  return sum;
+}
+
+double hits_at_k(std::span<const double> positives, std::span<const double> negatives,
+                 std::int64_t k) {
+  if (k <= 0) {
+    throw InvalidArgument("hits_at_k: K is " + std::to_string(k) + ", expected a positive count");
+  }
+  if (positives.empty()) throw InvalidArgument("hits_at_k: no positive scores");
+  if (static_cast<std::int64_t>(negatives.size()) < k) return 1.0;
+  std::vector<double> top(negatives.begin(), negatives.end());
+  std::nth_element(top.begin(), top.begin() + (k - 1), top.end(), std::greater<>());
+  const double kth = top[static_cast<std::size_t>(k - 1)];
+  const auto hits = std::count_if(positives.begin(), positives.end(),
+                                  [kth](double score) { return score > kth; });
+  return static_cast<double>(hits) / static_cast<double>(positives.size());
+}
+
 }  // namespace maskgat::train

@@ -76,6 +76,26 @@ MASKGAT_EXPORT void require_both_classes(std::span<const std::int32_t> labels,
 [[nodiscard]] MASKGAT_EXPORT double roc_auc(std::span<const double> scores,
                                             std::span<const std::int32_t> labels);
 
+/// The average precision of `scores` for class 1, as scikit-learn's `average_precision_score`:
+/// the sum over the distinct scores, highest first, of the precision at that threshold times the
+/// recall it adds; entries of equal score enter together, so ties are exact. O(n log n), serial.
+/// @param scores one finite score per entry
+/// @param labels 0 or 1 per entry, both classes present
+/// @return in [0, 1]
+/// @throws InvalidArgument as `roc_auc`.
+[[nodiscard]] MASKGAT_EXPORT double average_precision(std::span<const double> scores,
+                                                      std::span<const std::int32_t> labels);
+
+/// Hits@K as OGB's link tasks compute it: the share of positive scores strictly above the K-th
+/// highest negative score (1 when there are fewer than K negatives). O(P + N), serial.
+/// @param positives the positives' scores (not empty)
+/// @param negatives the negatives' scores
+/// @param k         K (> 0)
+/// @return in [0, 1]
+/// @throws InvalidArgument for K below 1 or no positives.
+[[nodiscard]] MASKGAT_EXPORT double hits_at_k(std::span<const double> positives,
+                                              std::span<const double> negatives, std::int64_t k);
+
 /// `roc_auc` of the class-1 score of a two-class model at `nodes`: the logit difference
 /// `scores(i, 1) - scores(i, 0)` (monotone in the softmax probability of class 1, so the same AUC).
 /// @param scores N x 2 logits (or log-probabilities)

@@ -97,6 +97,32 @@ TEST_SUITE("unit") {
                          maskgat::InvalidArgument);
   }
 
+  TEST_CASE("average precision by thresholds, ties entering together, as scikit-learn") {
+    const std::vector<double> scores{0.9, 0.8, 0.7, 0.6};
+    const std::vector<std::int32_t> labels{1, 0, 1, 0};
+    CHECK(train::average_precision(scores, labels) == doctest::Approx(0.5 + 0.5 * 2.0 / 3.0));
+    // The tied pair enters at once: precision 1/2 at recall 1/2, then 2/3 at recall 1.
+    const std::vector<double> tied{0.5, 0.5, 0.2};
+    const std::vector<std::int32_t> tied_labels{1, 0, 1};
+    CHECK(train::average_precision(tied, tied_labels) ==
+          doctest::Approx(0.5 * 0.5 + 0.5 * 2.0 / 3.0));
+    const std::vector<std::int32_t> one_class{1, 1, 1, 1};
+    CHECK_THROWS_AS(static_cast<void>(train::average_precision(scores, one_class)),
+                    maskgat::InvalidArgument);
+  }
+
+  TEST_CASE("Hits@K: positives strictly above the K-th negative, as OGB") {
+    const std::vector<double> positives{0.9, 0.5, 0.3};
+    const std::vector<double> negatives{0.8, 0.6, 0.4, 0.1};
+    CHECK(train::hits_at_k(positives, negatives, 2) == doctest::Approx(1.0 / 3.0));
+    CHECK(train::hits_at_k(positives, negatives, 3) == doctest::Approx(2.0 / 3.0));
+    const std::vector<double> at_kth{0.6};
+    CHECK(train::hits_at_k(at_kth, negatives, 2) == 0.0);
+    CHECK(train::hits_at_k(positives, negatives, 5) == 1.0);  // fewer negatives than K
+    CHECK_THROWS_WITH_AS(static_cast<void>(train::hits_at_k(positives, negatives, 0)),
+                         "hits_at_k: K is 0, expected a positive count", maskgat::InvalidArgument);
+  }
+
   TEST_CASE("predict_classes takes the largest score and the lowest index on ties") {
     maskgat::RowMatrix<float> scores(3, 3);
     scores << 0.1F, 0.7F, 0.2F, 0.5F, 0.5F, 0.0F, -1.0F, -2.0F, -0.5F;
