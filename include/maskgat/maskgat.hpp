@@ -43,6 +43,7 @@
 #include "maskgat/nn/gatv2_conv.hpp"
 #include "maskgat/nn/layer.hpp"
 #include "maskgat/nn/linear.hpp"
+#include "maskgat/nn/link_decoder.hpp"
 #include "maskgat/nn/loss.hpp"
 #include "maskgat/nn/model.hpp"
 #include "maskgat/nn/normalization.hpp"
