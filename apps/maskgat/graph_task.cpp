@@ -98,9 +98,10 @@ std::vector<std::string> graph_names(std::span<const std::int64_t> graphs) {
 train::Checkpoint load_graph_model(const std::filesystem::path& path, const DataOptions& data) {
   train::Checkpoint checkpoint = train::load_checkpoint(path, data.load.read.limits);
   if (checkpoint.options.task != train::Task::kGraph) {
-    throw InvalidArgument("model " + path.string() +
-                          " classifies nodes: give it one graph (--dataset, --graph, --npz or "
-                          "--store), not a collection of graphs");
+    throw InvalidArgument("model " + path.string() + " is of a " +
+                          train::task_name(checkpoint.options.task) +
+                          " task: give it one graph (--dataset, --graph, --npz or --store), not "
+                          "a collection of graphs");
   }
   return checkpoint;
 }

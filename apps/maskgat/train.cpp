@@ -18,11 +18,13 @@
 #include <vector>
 
 #include "graph_task.hpp"
+#include "link_task.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/io/output_file.hpp"
 #include "maskgat/io/partition.hpp"
 #include "maskgat/nn/spec.hpp"
 #include "maskgat/train/checkpoint.hpp"
+#include "maskgat/train/link_trainer.hpp"
 #include "maskgat/train/trainer.hpp"
 #include "mpi_communicator.hpp"
 #include "outputs.hpp"
@@ -71,8 +73,10 @@ void check_resume_options(const TrainCommandOptions& options) {
 train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed,
                            const std::optional<std::string>& model) {
   train::TrainOptions options = cli.task == "graph"     ? train::graph_recipe()
+                                : cli.task == "link"     ? train::link_recipe()
                                 : cli.recipe == "shchur" ? train::shchur_recipe()
                                                          : train::paper_recipe(cli.data.dataset);
+  if (cli.out_dim) options.model.classes = *cli.out_dim;
   if (cli.attention) options.model.attention = nn::parse_attention_kind(*cli.attention);
   if (cli.layers) options.model.layers = *cli.layers;
   if (cli.heads) options.model.heads = *cli.heads;
@@ -382,8 +386,8 @@ int run_train_on_partitions(const TrainCommandOptions& options) {
 void add_train_command(CLI::App& app, TrainCommandOptions& options) {
   auto* command = app.add_subcommand(
       "train",
-      "Train a graph attention network: node classification (the GAT paper's recipe), or graph "
-      "classification on a collection (--task graph)");
+      "Train a graph attention network: node classification (the GAT paper's recipe), graph "
+      "classification on a collection (--task graph), or link prediction (--task link)");
   auto* partitions = command->add_option(
       "--partitions", options.partitions,
       "Train across processes under mpirun -np P: rank r trains on DIR/part-r of the P parts "
@@ -423,9 +427,27 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
       ->delimiter(',');
   command
       ->add_option("--task", options.task,
-                   "node (classify the nodes of one graph; the default) or graph (classify the "
-                   "graphs of a collection, --tu or --dataset tu:NAME; the model needs a readout)")
-      ->check(CLI::IsMember({"node", "graph"}));
+                   "node (classify the nodes of one graph; the default), graph (classify the "
+                   "graphs of a collection, --tu or --dataset tu:NAME; the model needs a "
+                   "readout) or link (predict held-out edges of one graph from the dot product "
+                   "of the model's node states)")
+      ->check(CLI::IsMember({"node", "graph", "link"}));
+  command
+      ->add_option("--out-dim", options.out_dim,
+                   "With --task link: the width of the node states the model outputs (its "
+                   "\"classes\"; default 16)")
+      ->check(integer_at_least(1));
+  command
+      ->add_option("--val-fraction", options.val_fraction,
+                   "With --task link: the share of edges held out for validation (default 0.05)")
+      ->check(number_above(0.0, true, 1.0));
+  command
+      ->add_option("--test-fraction", options.test_fraction,
+                   "With --task link: the share of edges held out for test (default 0.10)")
+      ->check(number_above(0.0, true, 1.0));
+  command->add_option("--edge-split", options.edge_split,
+                      "With --task link: train on the edge split in this file (as --split-out "
+                      "writes it) instead of drawing one");
   command
       ->add_option("--folds", options.folds,
                    "With --task graph: train on every fold of K stratified folds (Errica et "
@@ -509,7 +531,8 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
   command->add_option("--metrics-json", options.metrics_json,
                       "Also write per-run and summary metrics to this file, as --json prints them");
   command->add_option("--split-out", options.split_out,
-                      "Write the split used to this file, as --split reads it");
+                      "Write the split used to this file, as --split reads it (with --task link: "
+                      "the first run's edge split, as --edge-split reads it)");
   command->add_option("--save", options.save,
                       "Save the model and its training state to this file (one run only)");
   command->add_option("--resume", options.resume,
@@ -535,11 +558,17 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
       "  mpirun -np 4 maskgat train --partitions cora.parts --epochs 200\n"
       "  maskgat train --task graph --dataset tu:PROTEINS --model docs/specs/graph-gat.json "
       "--folds 10\n"
+      "  maskgat train --task link --dataset cora --runs 10\n"
       "  maskgat train --graph edges.txt --features features.csv --labels labels.txt "
       "--undirected");
 }
 
 int run_train(TrainCommandOptions& options) {
+  if (options.task == "link") return run_train_links(options);
+  if (options.out_dim || options.val_fraction || options.test_fraction || options.edge_split) {
+    throw InvalidArgument(
+        "--out-dim, --val-fraction, --test-fraction and --edge-split are for --task link");
+  }
   if (options.task == "graph") return run_train_graphs(options);
   if (names_collection(options.data)) {
     throw InvalidArgument(

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graph_task.hpp"
+#include "link_task.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/io/output_file.hpp"
@@ -35,21 +36,17 @@ namespace {
 // model's on its own nodes.
 class Applied {
  public:
-  Applied(const std::filesystem::path& path, DataOptions& data, const ModelLimits& limits,
-          std::optional<std::int64_t> chunk_rows, const RunOptions& run, bool with_split)
-      : Applied(path, train::load_checkpoint(path, data.load.read.limits), data, limits, chunk_rows,
-                run, with_split) {}
-
-  Dataset dataset;
-  train::Predictor predictor;
-
- private:
   Applied(const std::filesystem::path& path, train::Checkpoint checkpoint, DataOptions& data,
           const ModelLimits& limits, std::optional<std::int64_t> chunk_rows, const RunOptions& run,
           bool with_split)
       : dataset(load_data_for_model(data, node_model(path, checkpoint).data, with_split,
                                     path.string(), /*offers_as_given=*/true, run)),
         predictor(predict_with(path, std::move(checkpoint), dataset, limits, chunk_rows)) {}
+
+  Dataset dataset;
+  train::Predictor predictor;
+
+ private:
 
   // `checkpoint`, once it is known to classify nodes.
   static const train::Checkpoint& node_model(const std::filesystem::path& path,
@@ -58,6 +55,10 @@ class Applied {
       throw InvalidArgument("model " + path.string() +
                             " classifies graphs (train --task graph): give it a collection of "
                             "graphs with --tu FILE or --dataset tu:NAME");
+    }
+    if (checkpoint.options.task == train::Task::kLink) {
+      throw InvalidArgument("model " + path.string() +
+                            " predicts links (train --task link), it classifies nothing");
     }
     return checkpoint;
   }
@@ -134,6 +135,9 @@ void add_evaluate_command(CLI::App& app, EvaluateOptions& options) {
                    "Also report this score: accuracy, or roc-auc for two-class tasks (default: "
                    "the metric the model was trained with)")
       ->check(CLI::IsMember({"accuracy", "roc-auc"}));
+  command->add_option("--edge-split", options.edge_split,
+                      "A link model: score it on the edge split in this file (train --split-out "
+                      "wrote it; default: the split its seed draws with the default shares)");
   add_layerwise_option(*command, options.batch_size);
   add_model_limits(*command, options.limits, false);
   add_run_options(*command, options.run, true);
@@ -143,6 +147,7 @@ void add_evaluate_command(CLI::App& app, EvaluateOptions& options) {
       "Examples:\n"
       "  maskgat evaluate --load cora.ckpt --dataset cora\n"
       "  maskgat evaluate --load cora.ckpt --dataset cora --json\n"
+      "  maskgat evaluate --load cora-link.ckpt --dataset cora   # a link model\n"
       "  mpirun -np 4 maskgat evaluate --load cora.ckpt --partitions cora.parts\n"
       "  maskgat evaluate --load own.ckpt --graph g.txt --features f.csv --labels l.txt "
       "--split s.txt");
@@ -177,6 +182,16 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
       ->delimiter(',')
       ->excludes("--attention-out")
       ->excludes("--plot-attention");
+  command->add_option("--pairs", options.pairs,
+                      "A link model: score the node pairs of this file (one \"source target\" "
+                      "per line, nodes named as in the data); --output gets source,target,score");
+  command->add_option("--recommend", options.recommend,
+                      "A link model: list the --top-k nodes NODE has no edge to with the highest "
+                      "scores (exact, over every node); --output gets rank,node,score");
+  command
+      ->add_option("--top-k", options.top_k, "How many nodes --recommend lists")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
   add_layerwise_option(*command, options.batch_size);
   add_model_limits(*command, options.limits, false);
   add_run_options(*command, options.run, true);
@@ -195,6 +210,8 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
       "node35.svg\n"
       "  maskgat predict --load cora.ckpt --dataset cora --json > predictions.json\n"
       "  maskgat predict --load cora.ckpt --dataset cora --nodes 35,1033 --json\n"
+      "  maskgat predict --load cora-link.ckpt --dataset cora --recommend 35 --top-k 5 --json\n"
+      "  maskgat predict --load cora-link.ckpt --dataset cora --pairs pairs.txt --output s.csv\n"
       "  mpirun -np 4 maskgat predict --load cora.ckpt --partitions cora.parts --output p.csv");
 }
 
@@ -449,10 +466,17 @@ int run_evaluate(EvaluateOptions& options) {
   if (options.metrics_json) outputs.add_output("--metrics-json", *options.metrics_json);
   if (options.split_out) outputs.add_output("--split-out", *options.split_out);
   outputs.add_input("--load", options.model);
+  if (options.edge_split) outputs.add_input("--edge-split", *options.edge_split);
   add_inputs(outputs, options.data);
   outputs.check();
+  train::Checkpoint checkpoint = train::load_checkpoint(options.model, options.data.load.read.limits);
+  if (checkpoint.options.task == train::Task::kLink) {
+    return run_evaluate_links(options, std::move(checkpoint));
+  }
+  if (options.edge_split) throw InvalidArgument("--edge-split is for link models");
   const auto threads = limit_threads(run);
-  Applied applied(options.model, options.data, options.limits, options.batch_size, run, true);
+  Applied applied(options.model, std::move(checkpoint), options.data, options.limits,
+                  options.batch_size, run, true);
   const Dataset& dataset = applied.dataset;
   if (dataset.class_names != applied.predictor.checkpoint().class_names) {
     throw Error("model " + options.model.string() + " was trained on " +
@@ -501,10 +525,19 @@ int run_predict(PredictOptions& options) {
     add_plot_outputs(outputs, "--plot-attention", *attention_plot);
   }
   outputs.add_input("--load", options.model);
+  if (options.pairs) outputs.add_input("--pairs", *options.pairs);
   add_inputs(outputs, options.data);
   outputs.check();
+  train::Checkpoint checkpoint = train::load_checkpoint(options.model, options.data.load.read.limits);
+  if (checkpoint.options.task == train::Task::kLink) {
+    return run_predict_links(options, std::move(checkpoint));
+  }
+  if (options.pairs || options.recommend) {
+    throw InvalidArgument("--pairs and --recommend are for link models (train --task link)");
+  }
   const auto threads = limit_threads(run);
-  Applied applied(options.model, options.data, options.limits, options.batch_size, run, false);
+  Applied applied(options.model, std::move(checkpoint), options.data, options.limits,
+                  options.batch_size, run, false);
   const auto& class_names = applied.predictor.checkpoint().class_names;
   const auto& node_names = applied.dataset.node_names;
   // The scored nodes: every node, or those of --nodes alone, on their receptive field.

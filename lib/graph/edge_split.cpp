@@ -62,8 +62,12 @@ NodePairs to_pairs(std::span<const std::pair<NodeId, NodeId>> pairs) {
 NodePairs sample_negatives(const Graph& graph, std::int64_t count, bool undirected,
                            std::uint64_t seed, std::uint64_t stream) {
   const auto nodes = static_cast<double>(graph.num_nodes());
-  const double edges = static_cast<double>(pairs_of(graph, undirected).size());
   const double possible = (undirected ? nodes * (nodes - 1.0) / 2.0 : nodes * (nodes - 1.0));
+  // The listed edges bound the pairs from above; count them exactly only when that matters.
+  const bool surely_enough =
+      count >= 0 && static_cast<double>(count) <= possible - static_cast<double>(graph.num_edges());
+  const double edges =
+      surely_enough ? 0.0 : static_cast<double>(pairs_of(graph, undirected).size());
   if (count < 0 || static_cast<double>(count) > possible - edges) {
     throw InvalidArgument("sample_negatives: " + std::to_string(count) + " pairs asked for, but " +
                           std::to_string(graph.num_nodes()) + " nodes have only " +
@@ -91,6 +95,37 @@ NodePairs sample_negatives(const Graph& graph, std::int64_t count, bool undirect
   return result;
 }
 
+Graph remove_pairs(const Graph& graph, const NodePairs& first, const NodePairs& second,
+                   bool undirected) {
+  std::vector<std::pair<NodeId, NodeId>> held;
+  for (const NodePairs* pairs : {&first, &second}) {
+    if (pairs->sources.size() != pairs->targets.size()) {
+      throw InvalidArgument("remove_pairs: " + std::to_string(pairs->sources.size()) +
+                            " sources for " + std::to_string(pairs->targets.size()) + " targets");
+    }
+    for (std::size_t k = 0; k < pairs->sources.size(); ++k) {
+      const NodeId source = pairs->sources[k];
+      const NodeId target = pairs->targets[k];
+      held.emplace_back(undirected ? std::min(source, target) : source,
+                        undirected ? std::max(source, target) : target);
+    }
+  }
+  std::sort(held.begin(), held.end());
+  const auto is_held = [&](NodeId source, NodeId target) {
+    if (undirected && source > target) std::swap(source, target);
+    return std::binary_search(held.begin(), held.end(), std::pair(source, target));
+  };
+  EdgeList kept;
+  for (NodeId target = 0; target < graph.num_nodes(); ++target) {
+    for (const NodeId source : graph.in_neighbors(target)) {
+      if (source != target && is_held(source, target)) continue;
+      kept.sources.push_back(source);
+      kept.targets.push_back(target);
+    }
+  }
+  return build_graph(graph.num_nodes(), kept).graph;
+}
+
 EdgeSplit split_edges(const Graph& graph, const EdgeSplitOptions& options) {
   check_share("val_fraction", options.val_fraction);
   check_share("test_fraction", options.test_fraction);
@@ -105,27 +140,10 @@ EdgeSplit split_edges(const Graph& graph, const EdgeSplitOptions& options) {
   const auto total = static_cast<double>(pairs.size());
   const auto val = static_cast<std::size_t>(std::lround(options.val_fraction * total));
   const auto test = static_cast<std::size_t>(std::lround(options.test_fraction * total));
-  const auto held = std::span(pairs).first(val + test);
-  std::vector<std::pair<NodeId, NodeId>> held_sorted(held.begin(), held.end());
-  std::sort(held_sorted.begin(), held_sorted.end());
-  const auto is_held = [&](NodeId source, NodeId target) {
-    if (options.undirected && source > target) std::swap(source, target);
-    return std::binary_search(held_sorted.begin(), held_sorted.end(), std::pair(source, target));
-  };
-  // The training graph: every listed edge (self-loops included) whose pair is not held out.
-  EdgeList kept;
-  for (NodeId target = 0; target < graph.num_nodes(); ++target) {
-    const auto sources = graph.in_neighbors(target);
-    for (std::size_t k = 0; k < sources.size(); ++k) {
-      if (sources[k] != target && is_held(sources[k], target)) continue;
-      kept.sources.push_back(sources[k]);
-      kept.targets.push_back(target);
-    }
-  }
   EdgeSplit split;
-  split.train = build_graph(graph.num_nodes(), kept).graph;
   split.val = to_pairs(std::span(pairs).subspan(0, val));
   split.test = to_pairs(std::span(pairs).subspan(val, test));
+  split.train = remove_pairs(graph, split.val, split.test, options.undirected);
   split.train_edges = to_pairs(std::span(pairs).subspan(val + test));
   split.val_negatives =
       sample_negatives(graph, split.val.size(), options.undirected, options.seed, kValNegatives);

@@ -31,7 +31,7 @@ constexpr std::string_view kMagic = "MGATCKPT";
 // fixed split. Version 9 added after them the model's spec as JSON (empty: the paper's model
 // of the options) and its running statistics. Version 10 added after them the rule that picks the
 // kept epoch; older files follow the GAT reference implementation's. Version 11 added after it
-// the task (node or graph); older files are node tasks.
+// the task (node, graph or link); older files are node tasks.
 constexpr std::uint32_t kVersion = 11;
 constexpr std::uint32_t kOldestVersion = 1;
 
@@ -296,7 +296,12 @@ void check_content(const Checkpoint& checkpoint, const std::string& where) {
     fail("epochs " + std::to_string(options.epochs) + " and patience " +
          std::to_string(options.patience) + ": expected epochs > 0 and patience >= 0");
   }
-  if (static_cast<std::int64_t>(checkpoint.class_names.size()) != model.classes) {
+  if (options.task == Task::kLink) {
+    if (!checkpoint.class_names.empty()) {
+      fail(std::to_string(checkpoint.class_names.size()) +
+           " class names for a link model, which has none");
+    }
+  } else if (static_cast<std::int64_t>(checkpoint.class_names.size()) != model.classes) {
     fail(std::to_string(checkpoint.class_names.size()) + " class names for a model of " +
          std::to_string(model.classes) + " classes");
   }
@@ -485,7 +490,7 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Limits& limi
   }
   if (version >= 11) {
     const auto task = in.scalar<std::uint8_t>();
-    if (task > static_cast<std::uint8_t>(Task::kGraph))
+    if (task > static_cast<std::uint8_t>(Task::kLink))
       in.fail("unknown task " + std::to_string(task));
     checkpoint.options.task = static_cast<Task>(task);
   }

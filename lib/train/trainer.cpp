@@ -24,13 +24,23 @@
 
 namespace maskgat::train {
 
-const char* task_name(Task task) noexcept { return task == Task::kGraph ? "graph" : "node"; }
+const char* task_name(Task task) noexcept {
+  switch (task) {
+    case Task::kGraph:
+      return "graph";
+    case Task::kLink:
+      return "link";
+    case Task::kNode:
+      break;
+  }
+  return "node";
+}
 
 Task parse_task(std::string_view name) {
-  for (const Task task : {Task::kNode, Task::kGraph}) {
+  for (const Task task : {Task::kNode, Task::kGraph, Task::kLink}) {
     if (name == task_name(task)) return task;
   }
-  throw InvalidArgument("task must be node or graph, got '" + std::string(name) + "'");
+  throw InvalidArgument("task must be node, graph or link, got '" + std::string(name) + "'");
 }
 
 TrainOptions paper_recipe(std::string_view dataset) {
@@ -295,6 +305,11 @@ struct Trainer::Impl {
         test_nodes(data.nodes_in(SplitPart::kTest)) {
     options.model = model.options();  // with the dataset's feature width and classes
     if (options.spec) options.spec = model.spec();
+    if (options.task == Task::kLink) {
+      throw InvalidArgument(
+          "train: the run is of a link task; train it with LinkTrainer (maskgat train --task "
+          "link)");
+    }
     if (options.task != Task::kNode || model.graph_level()) {
       throw InvalidArgument(
           "train: the model ends in a readout (one output per graph), a graph task; train it on "

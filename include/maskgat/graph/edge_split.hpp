@@ -61,6 +61,18 @@ struct EdgeSplit {
 [[nodiscard]] MASKGAT_EXPORT EdgeSplit split_edges(const Graph& graph,
                                                    const EdgeSplitOptions& options);
 
+/// The graph message passing may see when `first` and `second` are held out: every edge of
+/// `graph` (self-loops included) but those of the pairs, in both directions for `undirected`.
+/// O(E log H) for H held-out pairs, serial.
+/// @param graph      any graph
+/// @param first      pairs to remove (validation, say)
+/// @param second     more pairs to remove (test, say)
+/// @param undirected a pair removes both directions
+/// @return the graph without them
+/// @throws InvalidArgument when a pair list's sources and targets differ in number.
+[[nodiscard]] MASKGAT_EXPORT Graph remove_pairs(const Graph& graph, const NodePairs& first,
+                                                const NodePairs& second, bool undirected);
+
 /// Draws `count` distinct node pairs that are not edges of `graph` (for `undirected`, in neither
 /// direction, and each pair once with source < target) and no self-loops, uniformly by
 /// rejection, from (`seed`, `stream`): the same pairs on any thread count, a fresh set per
@@ -69,7 +81,8 @@ struct EdgeSplit {
 /// @param count      the pairs to draw (0 or more)
 /// @param undirected pairs are unordered
 /// @param seed       the run's seed
-/// @param stream     which set: different streams give independent draws
+/// @param stream     which set: different streams give independent draws (`split_edges` draws
+///                   its validation negatives from stream 0 and its test negatives from 1)
 /// @return `count` pairs
 /// @throws InvalidArgument when the graph has fewer than `count` such pairs.
 [[nodiscard]] MASKGAT_EXPORT NodePairs sample_negatives(const Graph& graph, std::int64_t count,

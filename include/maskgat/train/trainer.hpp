@@ -28,13 +28,14 @@ class HaloExchange;
 enum class Task : std::uint8_t {
   kNode,   ///< a class per node of one graph (`Trainer`)
   kGraph,  ///< a class per graph of a collection (`GraphTrainer`; the model ends in a readout)
+  kLink,   ///< which node pairs are edges (`LinkTrainer`; the model's rows are node states)
 };
 
 /// The name of a task, as the CLI and checkpoints spell it.
 /// @param task any task
-/// @return `node` or `graph` (a static string)
+/// @return `node`, `graph` or `link` (a static string)
 [[nodiscard]] MASKGAT_EXPORT const char* task_name(Task task) noexcept;
-/// Parses `node` or `graph`.
+/// Parses `node`, `graph` or `link`.
 /// @param name the exact name
 /// @return the task `task_name` names so
 /// @throws InvalidArgument naming the accepted values.
@@ -42,7 +43,8 @@ enum class Task : std::uint8_t {
 
 /// Everything that defines a training run.
 struct TrainOptions {
-  /// What the model predicts: `Trainer` trains node tasks, `GraphTrainer` graph tasks. Stored in
+  /// What the model predicts: `Trainer` trains node tasks, `GraphTrainer` graph tasks,
+  /// `LinkTrainer` link tasks. Stored in
   /// checkpoints (files from before it are node tasks).
   Task task = Task::kNode;
   nn::ModelOptions model;  ///< `in_features` and `classes` are taken from the dataset
