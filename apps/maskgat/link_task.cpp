@@ -1,5 +1,6 @@
 #include "link_task.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -48,12 +49,9 @@ void refuse_other_options(const TrainCommandOptions& options) {
   }
   if (options.resume) {
     check_resume_options(options);
-    if (!options.models.empty() || options.out_dim || options.val_fraction ||
-        options.test_fraction) {
+    if (!options.models.empty() || options.out_dim) {
       throw InvalidArgument(
-          "--resume continues the saved run with its own model and split; drop --model, "
-          "--out-dim, --val-fraction and --test-fraction (give --edge-split if it was read from "
-          "a file)");
+          "--resume continues the saved run with its own model; drop --model and --out-dim");
     }
   }
 }
@@ -280,19 +278,26 @@ int run_evaluate_links(EvaluateOptions& options, train::Checkpoint checkpoint) {
         "a link model reports ROC AUC, AP and Hits@K on its edge split; --split-out, "
         "--batch-size and --metric are for node models");
   }
+  if (options.edge_split && (options.val_fraction || options.test_fraction)) {
+    throw InvalidArgument(
+        "--edge-split reads the split; --val-fraction and --test-fraction draw one: give one or "
+        "the other");
+  }
+  const EdgeSplitOptions shares;
   const RunOptions& run = options.run;
   const auto threads = limit_threads(run);
   const Dataset dataset = load_data_for_model(options.data, checkpoint.data, /*with_split=*/false,
                                               options.model.string(), true, run);
-  const EdgeSplit split = split_for(dataset, options.edge_split, EdgeSplitOptions{}.val_fraction,
-                                    EdgeSplitOptions{}.test_fraction, checkpoint.options.seed,
-                                    options.data.load.read);
+  const EdgeSplit split =
+      split_for(dataset, options.edge_split, options.val_fraction.value_or(shares.val_fraction),
+                options.test_fraction.value_or(shares.test_fraction), checkpoint.options.seed,
+                options.data.load.read);
   if (!checkpoint.data || train::edge_split_fingerprint(split) != checkpoint.data->split_hash) {
-    throw Error("model " + options.model.string() +
-                " was trained on another edge split than " +
+    throw Error("model " + options.model.string() + " was trained on another edge split than " +
                 (options.edge_split ? options.edge_split->string()
-                                    : "the one its seed draws with the default shares") +
-                "; give the one it trained on with --edge-split (train --split-out writes it)");
+                                    : "the one its seed draws with these shares") +
+                "; give the shares it trained with (--val-fraction, --test-fraction) or its "
+                "split (--edge-split; train --split-out writes it)");
   }
   const RowMatrix<float> states = states_of(options.model, checkpoint, dataset, split.train);
   nlohmann::ordered_json parts = nlohmann::ordered_json::object();
@@ -362,6 +367,17 @@ int run_predict_links(PredictOptions& options, train::Checkpoint checkpoint) {
       rows.push_back({{"source", source}, {"target", target}, {"score", rounded(scores[k])}});
     }
   } else {
+    std::int64_t candidates = 0;
+    for (NodeId v = 0; v < dataset.graph.num_nodes(); ++v) {
+      const auto row = dataset.graph.in_neighbors(v);
+      candidates += v != asked && !std::binary_search(row.begin(), row.end(), asked) ? 1 : 0;
+    }
+    if (options.top_k > candidates) {
+      throw InvalidArgument("--top-k " + std::to_string(options.top_k) + ": node '" +
+                            *options.recommend + "' has " + std::to_string(candidates) +
+                            " nodes it has no edge to, so at most " +
+                            std::to_string(candidates) + " to recommend");
+    }
     const std::vector<train::ScoredNode> best =
         train::recommend(states, dataset.graph, asked, options.top_k);
     csv << "rank,node,score\n";

@@ -137,7 +137,15 @@ void add_evaluate_command(CLI::App& app, EvaluateOptions& options) {
       ->check(CLI::IsMember({"accuracy", "roc-auc"}));
   command->add_option("--edge-split", options.edge_split,
                       "A link model: score it on the edge split in this file (train --split-out "
-                      "wrote it; default: the split its seed draws with the default shares)");
+                      "wrote it; default: the split its seed draws with the shares below)");
+  command
+      ->add_option("--val-fraction", options.val_fraction,
+                   "A link model: the validation share it trained with (default 0.05)")
+      ->check(number_above(0.0, true, 1.0));
+  command
+      ->add_option("--test-fraction", options.test_fraction,
+                   "A link model: the test share it trained with (default 0.10)")
+      ->check(number_above(0.0, true, 1.0));
   add_layerwise_option(*command, options.batch_size);
   add_model_limits(*command, options.limits, false);
   add_run_options(*command, options.run, true);
@@ -473,7 +481,9 @@ int run_evaluate(EvaluateOptions& options) {
   if (checkpoint.options.task == train::Task::kLink) {
     return run_evaluate_links(options, std::move(checkpoint));
   }
-  if (options.edge_split) throw InvalidArgument("--edge-split is for link models");
+  if (options.edge_split || options.val_fraction || options.test_fraction) {
+    throw InvalidArgument("--edge-split, --val-fraction and --test-fraction are for link models");
+  }
   const auto threads = limit_threads(run);
   Applied applied(options.model, std::move(checkpoint), options.data, options.limits,
                   options.batch_size, run, true);

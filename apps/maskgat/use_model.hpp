@@ -23,6 +23,7 @@ struct EvaluateOptions {
   std::optional<std::int64_t> batch_size;  // --batch-size: layer by layer in chunks of this many
   std::optional<std::string> metric;       // --metric: default the model's
   std::optional<std::filesystem::path> edge_split;  // --edge-split: a link model's split
+  std::optional<double> val_fraction, test_fraction;  // a link model's split, drawn again
   ModelLimits limits;
   RunOptions run;
 };
