@@ -78,7 +78,7 @@ bool has_edge(const Graph& graph, NodeId source, NodeId target) {
 }  // namespace
 
 TEST_SUITE("unit") {
-  TEST_CASE("link trainer: learns which pairs are edges; no held-out edge reaches the graph") {
+  TEST_CASE("link trainer: learns which pairs are edges, and no held-out edge reaches the graph") {
     REQUIRE_FALSE(data().preparation.undirected);  // directed: held out one way (undirected
                                                    // splits: test_edge_split.cpp)
     train::LinkTrainer trainer(data(), split(), options());
