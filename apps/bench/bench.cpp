@@ -34,6 +34,15 @@
 // tu/NAME.zip: training epochs over every graph in batches of 32 and inference over every graph,
 // with `graphs_per_s_train` and `graphs_per_s_inference`.
 //
+// link:NAME (NAME any dataset above) times link prediction (`LinkTrainer`) on the GAE split of
+// NAME's edges (85 / 5 / 10, seed 0), with --model's encoder (default: `link_recipe`'s):
+// training epochs (negatives drawn, the encoder's forward and backward on the training graph, the
+// dot-product decoder and the loss over the training positives and as many negatives, the Adam
+// step; `ms_per_epoch`) and with the validation pass (`ms_per_epoch_validated`).
+// recommend:N times serving on the synthetic graph of N nodes: every node's state from an
+// untrained encoder (`node_states`, `ms_states`) and the exact top 10 of one node over all N
+// (`recommend`, median over nodes 0, 1, ...; `ms_recommend`).
+//
 // Graphs beyond whole-graph training, on the synthetic graph of N nodes (in-degree 10, 128
 // features, 10 classes) with 10 % of its nodes for training and 1 % each for validation and test,
 // kept as a binary graph store under --store-dir (built by `store:N` first):
@@ -82,6 +91,7 @@
 #include "maskgat/ops/matmul.hpp"
 #include "maskgat/train/graph_trainer.hpp"
 #include "maskgat/train/layerwise.hpp"
+#include "maskgat/train/link_trainer.hpp"
 #include "maskgat/train/predictor.hpp"
 #include "maskgat/train/torch_state.hpp"
 #include "maskgat/train/trainer.hpp"
@@ -645,8 +655,87 @@ int measure_graphs(const Measurement& m) {
   return 0;
 }
 
+// The settings of link:NAME and recommend:N: `link_recipe` with --model's encoder.
+maskgat::train::TrainOptions link_options(const Measurement& m) {
+  maskgat::train::TrainOptions options = maskgat::train::link_recipe();
+  if (!m.model.empty()) options.spec = maskgat::train::read_model_spec(m.model);
+  options.epochs = kWarmup + m.epochs;
+  options.patience = 0;
+  return options;
+}
+
+int measure_links(const Measurement& m) {
+  const tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
+                                  static_cast<std::size_t>(m.threads));
+  Measurement graph = m;
+  graph.dataset = m.dataset.substr(5);
+  const Dataset dataset = load(graph);
+  maskgat::EdgeSplitOptions shares;
+  shares.undirected = dataset.preparation.undirected;
+  maskgat::train::LinkTrainer trainer(dataset, maskgat::split_edges(dataset.graph, shares),
+                                      link_options(m));
+  std::vector<double> step_ms;
+  std::vector<double> validated_ms;
+  trainer.fit([&](const maskgat::train::EpochStats& stats) {
+    if (stats.epoch <= kWarmup) return;
+    step_ms.push_back(stats.train_milliseconds);
+    validated_ms.push_back(stats.milliseconds);
+  });
+  const nlohmann::ordered_json line = {
+      {"bench", "maskgat"},
+      {"dataset", m.dataset},
+      {"model", m.model.empty() ? "paper" : m.model},
+      {"nodes", dataset.graph.num_nodes()},
+      {"edges", dataset.graph.num_edges()},
+      {"train_pairs", trainer.split().train_edges.size()},
+      {"features", dataset.features.cols()},
+      {"parameters", trainer.model().parameters().size()},
+      {"threads", m.threads},
+      {"ms_per_epoch", median(step_ms)},
+      {"ms_per_epoch_validated", median(validated_ms)},
+      {"peak_rss_mb", peak_rss_mb()}};
+  std::cout << line.dump() << std::endl;
+  return 0;
+}
+
+int measure_recommend(const Measurement& m) {
+  const tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
+                                  static_cast<std::size_t>(m.threads));
+  const Dataset dataset = maskgat::make_synthetic(large_graph(std::stoll(m.dataset.substr(10))), {});
+  maskgat::train::TrainOptions options = link_options(m);
+  options.model.in_features = dataset.features.cols();
+  if (options.spec) {
+    options.spec->in_features = options.model.in_features;
+    options.spec->classes = options.model.classes;
+  }
+  maskgat::Rng rng(0);
+  maskgat::nn::Model model = maskgat::train::make_model(options, rng);
+  const auto start = std::chrono::steady_clock::now();
+  const maskgat::RowMatrix<float> states =
+      maskgat::train::node_states(model, dataset.graph, dataset.features);
+  const double states_ms = 1e3 * seconds_since(start);
+  maskgat::NodeId node = 0;
+  const double recommend_ms = median_ms(
+      m.epochs, [&] { const auto best = maskgat::train::recommend(states, dataset.graph, node++, 10); },
+      kWarmup);
+  const nlohmann::ordered_json line = {{"bench", "maskgat"},
+                                       {"dataset", m.dataset},
+                                       {"model", m.model.empty() ? "paper" : m.model},
+                                       {"nodes", dataset.graph.num_nodes()},
+                                       {"edges", dataset.graph.num_edges()},
+                                       {"state_width", states.cols()},
+                                       {"threads", m.threads},
+                                       {"ms_states", states_ms},
+                                       {"ms_recommend", recommend_ms},
+                                       {"peak_rss_mb", peak_rss_mb()}};
+  std::cout << line.dump() << std::endl;
+  return 0;
+}
+
 int measure(const Measurement& m) {
   if (m.dataset == "limits") return measure_limits(m.threads, m.epochs);
+  if (m.dataset.rfind("link:", 0) == 0) return measure_links(m);
+  if (m.dataset.rfind("recommend:", 0) == 0) return measure_recommend(m);
   if (m.dataset.rfind("tu:", 0) == 0) return measure_graphs(m);
   if (!m.torch.empty()) return measure_import(m);
   if (m.dataset.rfind("sequence:", 0) == 0) return measure_sequence(m);
@@ -853,6 +942,10 @@ int main(int argc, char** argv) {
                     << std::setw(14) << std::setprecision(0) << line["peak_rss_mb"].get<double>()
                     << "(" << line["graphs_per_s_train"].get<double>() << " graphs/s training, "
                     << line["graphs_per_s_inference"].get<double>() << " inference)\n";
+          continue;
+        }
+        if (line.contains("ms_recommend") || line.contains("train_pairs")) {
+          std::cerr << line.dump() << '\n';
           continue;
         }
         if (line.contains("ms_import")) {

@@ -8,6 +8,7 @@ python3-torch, python3-numpy, python3-scipy, run with /usr/bin/python3); not tor
                       [--state-dict FILE] [--plain]
     torch_baseline.py --datasets tu:PROTEINS --model SPEC [--batch-size 32] [--threads 1]
     torch_baseline.py --train --datasets cora,citeseer --seeds 10 [--threads 2]
+    torch_baseline.py --datasets link:cora,link:amazon-photo [--model SPEC] [--out-dim 16]
 
 --model SPEC builds a MaskGAT model spec (docs/model-specs.md) instead, module by module with
 PyTorch's and PyG's defaults (not edge_dim; the readouts sum_pool, mean_pool, max_pool as PyG's
@@ -61,6 +62,18 @@ Datasets, read from --data-dir (the folder `datasets/fetch.sh` fills):
                    graph with a self-loop per node, as MaskGAT's GraphTrainer batches; inference
                    is every graph in batches of 256 (MaskGAT's kEvaluationBatch); the JSON line
                    adds `graphs_per_s_train` and `graphs_per_s_inference`.
+
+  link:NAME        link prediction on NAME (any dataset above but tu:), as MaskGAT's LinkTrainer
+                   runs it: the graph's undirected pairs (u < v) shuffled with numpy seed 0, 5 %
+                   held out for validation and 10 % for test (the GAE protocol), the encoder
+                   (--model, else the paper's model) with --out-dim output columns run on the
+                   training pairs both ways plus a self-loop per node; a training epoch draws as
+                   many negatives as training pairs (pairs that are edges of the graph in neither
+                   direction, no self-loops; sampled at random and filtered, vectorised as PyG's
+                   negative_sampling), scores every pair by the dot product of its nodes' rows,
+                   takes binary_cross_entropy_with_logits, backward and an Adam step (lr 0.005,
+                   no weight decay, as MaskGAT's link_recipe). `ms_per_epoch` is its median;
+                   no inference is timed.
 
 Timing (the default): each dataset in its own child process, so that its peak RSS is its own.
 The child times --warmup untimed then --epochs timed inference passes (evaluation forward and
@@ -715,6 +728,68 @@ def time_graphs(args, dataset):
     return line
 
 
+def time_links(args, dataset):
+    """Training epochs of link prediction (negatives drawn, encoder, dot-product decoder, loss,
+    backward, Adam) on the GAE split of a dataset's edges."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    name = dataset.split(":", 1)[1]
+    x, _, edges, *_ = load(args.data_dir, name)
+    n = x.shape[0]
+    pairs = np.unique(np.stack([np.minimum(edges[0], edges[1]), np.maximum(edges[0], edges[1])]),
+                      axis=1)
+    pairs = pairs[:, np.random.default_rng(0).permutation(pairs.shape[1])]
+    held = round(0.05 * pairs.shape[1]) + round(0.10 * pairs.shape[1])
+    train = pairs[:, held:]
+    known = np.unique(np.concatenate([pairs[0] * n + pairs[1], pairs[1] * n + pairs[0]]))
+    loops = np.arange(n, dtype=np.int64)
+    source = np.concatenate([train[0], train[1]])
+    target = np.concatenate([train[1], train[0]])
+    graph = {True: (torch.from_numpy(np.concatenate([source, loops])),
+                    torch.from_numpy(np.concatenate([target, loops]))),
+             False: (torch.from_numpy(source), torch.from_numpy(target))}
+    torch.manual_seed(0)
+    model = build_model(model_spec(args, name), x.shape[1], args.out_dim)
+    optimiser = torch.optim.Adam(model.parameters(), lr=0.005, weight_decay=0.0)
+    features = torch.from_numpy(x)
+    positives = torch.from_numpy(train)
+    count = train.shape[1]
+    labels = torch.cat([torch.ones(count), torch.zeros(count)])
+    rng = np.random.default_rng(1)
+
+    def negatives():
+        found = np.empty((2, 0), dtype=np.int64)
+        while found.shape[1] < count:
+            draw = rng.integers(0, n, size=(2, 2 * count))
+            keep = (draw[0] != draw[1]) & ~np.isin(draw[0] * n + draw[1], known)
+            found = np.concatenate([found, draw[:, keep]], axis=1)
+        return torch.from_numpy(found[:, :count])
+
+    def epoch():
+        negative = negatives()
+        optimiser.zero_grad()
+        z = model(features, graph)
+        both = torch.cat([positives, negative], dim=1)
+        logits = (z.index_select(0, both[0]) * z.index_select(0, both[1])).sum(dim=1)
+        F.binary_cross_entropy_with_logits(logits, labels).backward()
+        optimiser.step()
+
+    times = []
+    model.train()
+    for k in range(args.warmup + args.epochs):
+        start = time.perf_counter()
+        epoch()
+        if k >= args.warmup:
+            times.append(1e3 * (time.perf_counter() - start))
+    return {"bench": "torch", "dataset": dataset, "model": args.model or "paper",
+            "nodes": n, "edges": edges.shape[1], "train_pairs": count, "features": x.shape[1],
+            "out_dim": args.out_dim, "threads": torch.get_num_threads(),
+            "torch": torch.__version__, **libraries(), "epochs": args.epochs,
+            "warmup": args.warmup, "status": "ok", "ms_per_epoch": statistics.median(times),
+            "peak_rss_mb": peak_rss_mb()}
+
+
 def train_one(args, dataset):
     import numpy as np
     import torch
@@ -762,6 +837,8 @@ def child(args):
     torch.set_num_threads(args.threads)
     if args.datasets.startswith("tu:"):
         line = time_graphs(args, args.datasets)
+    elif args.datasets.startswith("link:"):
+        line = time_links(args, args.datasets)
     else:
         line = (train_one if args.train else time_one)(args, args.datasets)
     print(json.dumps(line), flush=True)
@@ -786,6 +863,8 @@ def main():
                         help="the system's BLAS, glibc malloc (dropout still uses rand_like)")
     parser.add_argument("--batch-size", type=int, default=32,
                         help="graphs per training batch on tu: datasets")
+    parser.add_argument("--out-dim", type=int, default=16,
+                        help="output columns of the encoder on link: datasets")
     parser.add_argument("--train", action="store_true", help="accuracy over seeds instead")
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--max-epochs", type=int, default=10000)
@@ -804,7 +883,7 @@ def main():
     for dataset in filter(None, args.datasets.split(",")):
         command = [sys.executable, os.path.abspath(__file__), "--child", "--datasets", dataset]
         for option in ("data_dir", "threads", "epochs", "warmup", "attention", "model",
-                       "state_dict", "seeds", "max_epochs", "patience", "batch_size"):
+                       "state_dict", "seeds", "max_epochs", "patience", "batch_size", "out_dim"):
             command += ["--" + option.replace("_", "-"), str(getattr(args, option))]
         process = subprocess.Popen(command + (["--train"] if args.train else []), env=env,
                                    stdout=subprocess.PIPE, text=True)
