@@ -84,6 +84,15 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed,
   if (cli.output_heads) options.model.output_heads = *cli.output_heads;
   if (cli.dropout) options.model.dropout = *cli.dropout;
   if (cli.attention_dropout) options.model.attention_dropout = *cli.attention_dropout;
+  const bool shaped = cli.attention || cli.layers || cli.heads || cli.hidden || cli.output_heads ||
+                      cli.dropout || cli.attention_dropout;
+  if (model == "paper") options.spec.reset();  // the link recipe's encoder is a spec
+  if (!model && options.spec && shaped) {
+    throw InvalidArgument(
+        "--attention, --layers, --heads, --hidden, --output-heads, --dropout and --attn-dropout "
+        "shape the paper's model; the link recipe's encoder is a spec (docs/specs/link-gat.json): "
+        "add --model paper to shape the paper's model instead");
+  }
   if (model && *model != "paper") {
     const std::pair<bool, const char*> paper_options[] = {
         {cli.attention.has_value(), "--attention"},
@@ -435,7 +444,7 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
   command
       ->add_option("--out-dim", options.out_dim,
                    "With --task link: the width of the node states the model outputs (its "
-                   "\"classes\"; default 16)")
+                   "\"classes\"; default 128)")
       ->check(integer_at_least(1));
   command
       ->add_option("--val-fraction", options.val_fraction,

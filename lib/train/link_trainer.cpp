@@ -13,6 +13,7 @@
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/nn/link_decoder.hpp"
+#include "maskgat/nn/spec.hpp"
 #include "maskgat/train/metrics.hpp"
 #include "train/detail/fit_loop.hpp"
 
@@ -83,7 +84,11 @@ constexpr std::uint64_t kFirstTrainingStream = 2;  // 0 and 1: the split's fixed
 TrainOptions link_recipe() {
   TrainOptions options;
   options.task = Task::kLink;
-  options.model.classes = 16;
+  options.spec = nn::parse_model_spec(R"({"modules": [
+    {"type": "dropout", "p": 0.7},
+    {"type": "gat", "heads": 1, "channels": "classes", "concat": false, "residual": true}]})",
+                                      "link_recipe");
+  options.model.classes = 128;
   options.optimizer.learning_rate = 0.005;
   options.optimizer.weight_decay = 0.0;
   options.epochs = 1000;

@@ -14,6 +14,7 @@
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/nn/model.hpp"
 #include "maskgat/nn/spec.hpp"
+#include "maskgat/train/link_trainer.hpp"
 #include "support/random_data.hpp"
 
 namespace fs = std::filesystem;
@@ -114,6 +115,16 @@ TEST_SUITE("unit") {
     cora.classes = 2;
     CHECK(nn::model_spec_json(read_spec(kSpecDir / "paper.json")) ==
           nn::model_spec_json(nn::paper_spec(cora)));
+  }
+
+  TEST_CASE("model specs: docs/specs/link-gat.json is the link recipe's encoder") {
+    const maskgat::train::TrainOptions link = maskgat::train::link_recipe();
+    REQUIRE(link.spec);
+    nn::ModelSpec recipe = *link.spec;
+    recipe.in_features = 10;
+    recipe.classes = 2;
+    CHECK(nn::model_spec_json(read_spec(kSpecDir / "link-gat.json")) ==
+          nn::model_spec_json(recipe));
   }
 
   TEST_CASE("model specs: the residual examples have the parameters docs/model-specs.md lists") {

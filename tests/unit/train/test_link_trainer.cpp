@@ -54,6 +54,7 @@ EdgeSplit split(std::uint64_t seed = 0) {
 train::TrainOptions options(std::int64_t epochs = 80) {
   train::TrainOptions o = train::link_recipe();
   o.spec = nn::parse_model_spec(kSpec, "spec");
+  o.model.classes = 16;
   o.optimizer.learning_rate = 0.01;
   o.epochs = epochs;
   o.patience = 0;
