@@ -716,7 +716,9 @@ int measure_recommend(const Measurement& m) {
   const double states_ms = 1e3 * seconds_since(start);
   maskgat::NodeId node = 0;
   const double recommend_ms = median_ms(
-      m.epochs, [&] { const auto best = maskgat::train::recommend(states, dataset.graph, node++, 10); },
+      m.epochs, [&] {
+        const auto best = maskgat::train::recommend(model, states, dataset.graph, node++, 10);
+      },
       kWarmup);
   const nlohmann::ordered_json line = {{"bench", "maskgat"},
                                        {"dataset", m.dataset},

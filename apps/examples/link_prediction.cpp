@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
         trainer.model(), data.graph, maskgat::train::model_input(data, trainer.options()));
     std::cout << "recommended for " << name << ':';
     for (const maskgat::train::ScoredNode& best :
-         maskgat::train::recommend(states, data.graph, node, k)) {
+         maskgat::train::recommend(trainer.model(), states, data.graph, node, k)) {
       std::cout << ' ' << data.node_names[static_cast<std::size_t>(best.node)] << " ("
                 << best.score << ')';
     }

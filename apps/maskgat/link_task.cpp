@@ -49,9 +49,10 @@ void refuse_other_options(const TrainCommandOptions& options) {
   }
   if (options.resume) {
     check_resume_options(options);
-    if (!options.models.empty() || options.out_dim) {
+    if (!options.models.empty() || options.out_dim || options.decoder || options.decoder_hidden) {
       throw InvalidArgument(
-          "--resume continues the saved run with its own model; drop --model and --out-dim");
+          "--resume continues the saved run with its own model; drop --model, --out-dim, "
+          "--decoder and --decoder-hidden");
     }
   }
 }
@@ -94,16 +95,23 @@ std::pair<double, double> spread(const std::vector<double>& values) {
   return {mean, std::sqrt(variance / n)};
 }
 
-// The link model of a checkpoint and its node states on `graph`.
-RowMatrix<float> states_of(const std::filesystem::path& path, const train::Checkpoint& checkpoint,
-                           const Dataset& dataset, const Graph& graph) {
+// The link model of a checkpoint and every node's state on `graph`.
+struct LinkModel {
+  nn::Model model;
+  RowMatrix<float> states;
+};
+
+LinkModel link_model(const std::filesystem::path& path, const train::Checkpoint& checkpoint,
+                     const Dataset& dataset, const Graph& graph) {
   try {
     train::check_input_width(checkpoint, dataset);
   } catch (const InvalidArgument& error) {
     throw Error("model " + path.string() + ": " + error.what());  // the data does not fit
   }
-  nn::Model model = train::load_model(checkpoint);
-  return train::node_states(model, graph, train::model_input(dataset, checkpoint.options));
+  LinkModel loaded{train::load_model(checkpoint), {}};
+  loaded.states =
+      train::node_states(loaded.model, graph, train::model_input(dataset, checkpoint.options));
+  return loaded;
 }
 
 }  // namespace
@@ -256,6 +264,9 @@ int run_train_links(TrainCommandOptions& options) {
       {"model", last.spec ? nlohmann::ordered_json::parse(nn::model_spec_json(*last.spec))
                           : nlohmann::ordered_json("paper")},
       {"out_dim", last.model.classes},
+      {"decoder", last.decoder_hidden > 0 ? "mlp" : "dot"},
+      {"decoder_hidden", last.decoder_hidden > 0 ? nlohmann::ordered_json(last.decoder_hidden)
+                                                 : nlohmann::ordered_json(nullptr)},
       {"lr", last.optimizer.learning_rate},
       {"weight_decay", last.optimizer.weight_decay},
       {"epochs", last.epochs},
@@ -299,7 +310,7 @@ int run_evaluate_links(EvaluateOptions& options, train::Checkpoint checkpoint) {
                 "; give the shares it trained with (--val-fraction, --test-fraction) or its "
                 "split (--edge-split; train --split-out writes it)");
   }
-  const RowMatrix<float> states = states_of(options.model, checkpoint, dataset, split.train);
+  const LinkModel loaded = link_model(options.model, checkpoint, dataset, split.train);
   nlohmann::ordered_json parts = nlohmann::ordered_json::object();
   for (const auto& [name, positives, negatives] :
        {std::tuple{"val", &split.val, &split.val_negatives},
@@ -309,7 +320,8 @@ int run_evaluate_links(EvaluateOptions& options, train::Checkpoint checkpoint) {
       parts[name] = nullptr;
       continue;
     }
-    const train::LinkMetrics m = train::link_metrics(states, *positives, *negatives);
+    const train::LinkMetrics m =
+        train::link_metrics(loaded.model, loaded.states, *positives, *negatives);
     if (!run.json) {
       std::cout << name << ": pairs " << m.positives << " loss " << fixed(m.loss, 4) << " "
                 << metrics_line(m) << '\n';
@@ -352,13 +364,13 @@ int run_predict_links(PredictOptions& options, train::Checkpoint checkpoint) {
     asked = static_cast<NodeId>(found - names.begin());
   }
   // Every node's state, with every edge of the data known.
-  const RowMatrix<float> states = states_of(options.model, checkpoint, dataset, dataset.graph);
+  const LinkModel loaded = link_model(options.model, checkpoint, dataset, dataset.graph);
   std::ostringstream csv;
   csv.precision(6);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   const auto rounded = [](double p) { return std::round(1e6 * p) / 1e6; };
   if (options.pairs) {
-    const std::vector<double> scores = train::pair_scores(states, pairs);
+    const std::vector<double> scores = train::pair_scores(loaded.model, loaded.states, pairs);
     csv << "source,target,score\n";
     for (std::size_t k = 0; k < scores.size(); ++k) {
       const std::string& source = names[static_cast<std::size_t>(pairs.sources[k])];
@@ -379,7 +391,7 @@ int run_predict_links(PredictOptions& options, train::Checkpoint checkpoint) {
                             std::to_string(candidates) + " to recommend");
     }
     const std::vector<train::ScoredNode> best =
-        train::recommend(states, dataset.graph, asked, options.top_k);
+        train::recommend(loaded.model, loaded.states, dataset.graph, asked, options.top_k);
     csv << "rank,node,score\n";
     for (std::size_t r = 0; r < best.size(); ++r) {
       const std::string& node = names[static_cast<std::size_t>(best[r].node)];

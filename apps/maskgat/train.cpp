@@ -77,6 +77,10 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed,
                                 : cli.recipe == "shchur" ? train::shchur_recipe()
                                                          : train::paper_recipe(cli.data.dataset);
   if (cli.out_dim) options.model.classes = *cli.out_dim;
+  if (cli.decoder_hidden && cli.decoder != "mlp") {
+    throw InvalidArgument("--decoder-hidden sizes the MLP decoder: add --decoder mlp");
+  }
+  if (cli.decoder == "mlp") options.decoder_hidden = cli.decoder_hidden.value_or(options.model.classes);
   if (cli.attention) options.model.attention = nn::parse_attention_kind(*cli.attention);
   if (cli.layers) options.model.layers = *cli.layers;
   if (cli.heads) options.model.heads = *cli.heads;
@@ -447,6 +451,16 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
                    "\"classes\"; default 128)")
       ->check(integer_at_least(1));
   command
+      ->add_option("--decoder", options.decoder,
+                   "With --task link: how a pair is scored from its nodes' states: dot (their "
+                   "dot product, the default) or mlp (an MLP with one hidden ReLU layer on "
+                   "their elementwise product)")
+      ->check(CLI::IsMember({"dot", "mlp"}));
+  command
+      ->add_option("--decoder-hidden", options.decoder_hidden,
+                   "With --decoder mlp: its hidden units (default: --out-dim)")
+      ->check(integer_at_least(1));
+  command
       ->add_option("--val-fraction", options.val_fraction,
                    "With --task link: the share of edges held out for validation (default 0.05)")
       ->check(number_above(0.0, true, 1.0));
@@ -574,9 +588,11 @@ void add_train_command(CLI::App& app, TrainCommandOptions& options) {
 
 int run_train(TrainCommandOptions& options) {
   if (options.task == "link") return run_train_links(options);
-  if (options.out_dim || options.val_fraction || options.test_fraction || options.edge_split) {
+  if (options.out_dim || options.decoder || options.decoder_hidden || options.val_fraction ||
+      options.test_fraction || options.edge_split) {
     throw InvalidArgument(
-        "--out-dim, --val-fraction, --test-fraction and --edge-split are for --task link");
+        "--out-dim, --decoder, --decoder-hidden, --val-fraction, --test-fraction and "
+        "--edge-split are for --task link");
   }
   if (options.task == "graph") return run_train_graphs(options);
   if (names_collection(options.data)) {

@@ -495,6 +495,12 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Limits& limi
     checkpoint.options.task = static_cast<Task>(task);
   }
   in.finish();
+  // A link model's MLP decoder is saved as its parameters.
+  for (const ParameterShape& parameter : checkpoint.parameters) {
+    if (checkpoint.options.task == Task::kLink && parameter.name == "decoder.lin1.weight") {
+      checkpoint.options.decoder_hidden = parameter.cols;
+    }
+  }
   if (checkpoint.options.spec) {
     // The spec's projections cannot hold more weights than the file stores values (each
     // attention layer is counted with a second projection, so up to twice those).

@@ -48,17 +48,19 @@ void check_nodes(const NodePairs& pairs, std::int64_t nodes, const char* where) 
   }
 }
 
-// The dot-product logits of positives followed by negatives, and their 0/1 labels.
+// The decoder's logits of positives followed by negatives, and their 0/1 labels.
 struct Scored {
   std::vector<float> logits;
   std::vector<std::int32_t> labels;
 };
 
-Scored score_both(const RowMatrix<float>& states, const NodePairs& positives,
-                  const NodePairs& negatives) {
+Scored score_both(const nn::Model& model, const RowMatrix<float>& states,
+                  const NodePairs& positives, const NodePairs& negatives) {
+  const std::optional<nn::MlpDecoder> mlp = nn::find_mlp_decoder(model.parameters());
   Scored scored;
   for (const auto& [pairs, label] : {std::pair{&positives, 1}, std::pair{&negatives, 0}}) {
-    const std::vector<float> logits = nn::dot_scores(states, pairs->sources, pairs->targets);
+    const std::vector<float> logits = nn::pair_logits(
+        states, model.parameters(), mlp ? &*mlp : nullptr, pairs->sources, pairs->targets);
     scored.logits.insert(scored.logits.end(), logits.begin(), logits.end());
     scored.labels.insert(scored.labels.end(), logits.size(), label);
   }
@@ -122,17 +124,20 @@ RowMatrix<float> node_states(nn::Model& model, const Graph& graph, const Feature
   return model.forward(mask_of(model, graph), input.view(), nn::Mode::kEval, unused);
 }
 
-std::vector<double> pair_scores(const RowMatrix<float>& states, const NodePairs& pairs) {
+std::vector<double> pair_scores(const nn::Model& model, const RowMatrix<float>& states,
+                                const NodePairs& pairs) {
   check_nodes(pairs, states.rows(), "pair_scores");
-  const std::vector<float> logits = nn::dot_scores(states, pairs.sources, pairs.targets);
+  const std::optional<nn::MlpDecoder> mlp = nn::find_mlp_decoder(model.parameters());
+  const std::vector<float> logits = nn::pair_logits(
+      states, model.parameters(), mlp ? &*mlp : nullptr, pairs.sources, pairs.targets);
   std::vector<double> scores(logits.size());
   std::transform(logits.begin(), logits.end(), scores.begin(),
                  [](float x) { return 1.0 / (1.0 + std::exp(-static_cast<double>(x))); });
   return scores;
 }
 
-LinkMetrics link_metrics(const RowMatrix<float>& states, const NodePairs& positives,
-                         const NodePairs& negatives) {
+LinkMetrics link_metrics(const nn::Model& model, const RowMatrix<float>& states,
+                         const NodePairs& positives, const NodePairs& negatives) {
   if (positives.size() == 0 || negatives.size() == 0) {
     throw InvalidArgument("link_metrics: " + std::to_string(positives.size()) + " positive and " +
                           std::to_string(negatives.size()) +
@@ -140,7 +145,7 @@ LinkMetrics link_metrics(const RowMatrix<float>& states, const NodePairs& positi
   }
   check_nodes(positives, states.rows(), "link_metrics");
   check_nodes(negatives, states.rows(), "link_metrics");
-  const Scored scored = score_both(states, positives, negatives);
+  const Scored scored = score_both(model, states, positives, negatives);
   LinkMetrics metrics;
   metrics.loss = nn::binary_cross_entropy<float>(scored.logits, scored.labels, {});
   metrics.accuracy = accuracy_of(scored);
@@ -158,8 +163,8 @@ LinkMetrics link_metrics(const RowMatrix<float>& states, const NodePairs& positi
   return metrics;
 }
 
-std::vector<ScoredNode> recommend(const RowMatrix<float>& states, const Graph& graph, NodeId node,
-                                  std::int64_t k) {
+std::vector<ScoredNode> recommend(const nn::Model& model, const RowMatrix<float>& states,
+                                  const Graph& graph, NodeId node, std::int64_t k) {
   const std::int64_t n = states.rows();
   if (graph.num_nodes() != n) {
     throw InvalidArgument("recommend: states of " + std::to_string(n) + " nodes for a graph of " +
@@ -170,11 +175,24 @@ std::vector<ScoredNode> recommend(const RowMatrix<float>& states, const Graph& g
                      std::to_string(n) + ")");
   }
   std::vector<float> logits(static_cast<std::size_t>(n));
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, n, 4096), [&](const auto& range) {
-    for (std::int64_t v = range.begin(); v < range.end(); ++v) {
-      logits[static_cast<std::size_t>(v)] = states.row(v).dot(states.row(node));
+  if (const std::optional<nn::MlpDecoder> mlp = nn::find_mlp_decoder(model.parameters())) {
+    constexpr std::int64_t kBlock = 1 << 14;  // pairs scored at once: bounded buffers
+    for (std::int64_t first = 0; first < n; first += kBlock) {
+      const std::int64_t count = std::min(kBlock, n - first);
+      const std::vector<NodeId> sources(static_cast<std::size_t>(count), node);
+      std::vector<NodeId> targets(static_cast<std::size_t>(count));
+      std::iota(targets.begin(), targets.end(), static_cast<NodeId>(first));
+      const std::vector<float> block =
+          nn::pair_logits(states, model.parameters(), &*mlp, sources, targets);
+      std::copy(block.begin(), block.end(), logits.begin() + first);
     }
-  });
+  } else {
+    tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, n, 4096), [&](const auto& range) {
+      for (std::int64_t v = range.begin(); v < range.end(); ++v) {
+        logits[static_cast<std::size_t>(v)] = states.row(v).dot(states.row(node));
+      }
+    });
+  }
   // Candidates: every node but `node` and those it already has an edge to.
   std::vector<NodeId> candidates;
   candidates.reserve(static_cast<std::size_t>(n));
@@ -213,7 +231,8 @@ struct LinkTrainer::Impl final : detail::FitTask {
         model(make_model(with_widths(dataset, options), rng)),
         optimizer(model.parameters().size(), options.optimizer),
         input(model_input(dataset, options)),
-        mask(mask_of(model, split.train)) {
+        mask(mask_of(model, split.train)),
+        mlp(nn::find_mlp_decoder(model.parameters())) {
     options.model = model.options();
     if (options.spec) options.spec = model.spec();
     check_encoder(model, "train");
@@ -249,9 +268,11 @@ struct LinkTrainer::Impl final : detail::FitTask {
     options.task = Task::kLink;
     options.metric = Metric::kRocAuc;
     options.receptive_field = false;  // every node's state enters the loss
-    if (options.model.classes < 1) {
-      throw InvalidArgument("train: a link model's states need at least 1 column, got " +
-                            std::to_string(options.model.classes));
+    if (options.model.classes < 1 || options.decoder_hidden < 0) {
+      throw InvalidArgument("train: a link model's states need at least 1 column and its "
+                            "decoder 0 or more hidden units, got " +
+                            std::to_string(options.model.classes) + " and " +
+                            std::to_string(options.decoder_hidden));
     }
     return options;
   }
@@ -276,7 +297,7 @@ struct LinkTrainer::Impl final : detail::FitTask {
     auto& parameters = model.parameters();
     parameters.zero_grad();
     const RowMatrix<float>& states = model.forward(mask, input.view(), nn::Mode::kTrain, rng);
-    const Scored scored = score_both(states, split.train_edges, negatives);
+    const Scored scored = score_both(model, states, split.train_edges, negatives);
     std::vector<float> grad(scored.logits.size());
     const double loss = nn::binary_cross_entropy<float>(scored.logits, scored.labels, grad);
     const std::string where = "epoch " + std::to_string(epoch);
@@ -286,10 +307,13 @@ struct LinkTrainer::Impl final : detail::FitTask {
     }
     RowMatrix<float> grad_states = RowMatrix<float>::Zero(states.rows(), states.cols());
     const auto positives = static_cast<std::size_t>(split.train_edges.size());
-    nn::dot_scores_backward<float>(states, split.train_edges.sources, split.train_edges.targets,
-                                   std::span<const float>(grad).first(positives), grad_states);
-    nn::dot_scores_backward<float>(states, negatives.sources, negatives.targets,
-                                   std::span<const float>(grad).subspan(positives), grad_states);
+    const nn::MlpDecoder* decoder = mlp ? &*mlp : nullptr;
+    nn::pair_logits_backward<float>(states, parameters, decoder, split.train_edges.sources,
+                                    split.train_edges.targets,
+                                    std::span<const float>(grad).first(positives), grad_states);
+    nn::pair_logits_backward<float>(states, parameters, decoder, negatives.sources,
+                                    negatives.targets,
+                                    std::span<const float>(grad).subspan(positives), grad_states);
     model.backward(mask, input.view(), grad_states);
     const auto grads = parameters.grads();
     if (!std::all_of(grads.begin(), grads.end(), [](float g) { return std::isfinite(g); })) {
@@ -302,7 +326,7 @@ struct LinkTrainer::Impl final : detail::FitTask {
 
   std::optional<detail::Validation> validate() override {
     if (split.val.size() == 0) return std::nullopt;
-    const LinkMetrics metrics = link_metrics(states(), split.val, split.val_negatives);
+    const LinkMetrics metrics = link_metrics(model, states(), split.val, split.val_negatives);
     return detail::Validation{metrics.loss, metrics.accuracy, metrics.roc_auc};
   }
 
@@ -327,6 +351,7 @@ struct LinkTrainer::Impl final : detail::FitTask {
   optim::Adam optimizer;
   FeatureMatrix input;
   Graph mask;
+  std::optional<nn::MlpDecoder> mlp;  // none: the dot product
   std::vector<float> best_buffers;
 };
 
@@ -374,7 +399,7 @@ FitResult LinkTrainer::fit(const std::function<void(const EpochStats&)>& on_epoc
 }
 
 LinkMetrics LinkTrainer::evaluate(const NodePairs& positives, const NodePairs& negatives) {
-  return link_metrics(impl_->states(), positives, negatives);
+  return link_metrics(impl_->model, impl_->states(), positives, negatives);
 }
 
 RowMatrix<float> LinkTrainer::states() { return impl_->states(); }

@@ -14,6 +14,7 @@
 
 #include "core/detail/parallel.hpp"
 #include "maskgat/core/error.hpp"
+#include "maskgat/nn/link_decoder.hpp"
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/graph/sampler.hpp"
 #include "maskgat/nn/loss.hpp"
@@ -242,8 +243,12 @@ void check_model_size(const TrainOptions& options, const Dataset& dataset) {
 }
 
 nn::Model make_model(const TrainOptions& options, Rng& rng) {
-  if (options.spec) return nn::Model(*options.spec, rng);
-  return nn::Model(options.model, rng);
+  nn::Model model = options.spec ? nn::Model(*options.spec, rng) : nn::Model(options.model, rng);
+  if (options.task == Task::kLink && options.decoder_hidden > 0) {
+    static_cast<void>(nn::add_mlp_decoder(model.parameters(), model.options().classes,
+                                          options.decoder_hidden, rng));
+  }
+  return model;
 }
 
 RowMatrix<float> mask_edge_features(const nn::Model& model, const Dataset& data,

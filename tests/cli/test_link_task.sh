@@ -66,6 +66,18 @@ for node in $(json "$work/rec.json" "' '.join(r['node'] for r in d['recommendati
   for n in $neighbours; do [ "$node" != "$n" ] || fail "t00 recommended its neighbour $n"; done
 done
 
+# The MLP decoder: trained, evaluated on its split and scoring pairs.
+"$maskgat" train "${common[@]}" --epochs 10 --out-dim 8 --decoder mlp --decoder-hidden 6 \
+  --save "$work/mlp.ckpt" --metrics-json "$work/mlp.json"
+[ "$(json "$work/mlp.json" "d['decoder'], d['decoder_hidden']")" = "mlp 6" ] || fail "mlp JSON"
+"$maskgat" evaluate --load "$work/mlp.ckpt" "${own[@]}" --val-fraction 0.1 --test-fraction 0.2 \
+  --metrics-json "$work/mlp-eval.json" --quiet
+[ "$(json "$work/mlp-eval.json" "round(d['splits']['test']['roc_auc'], 6)")" = \
+  "$(json "$work/mlp.json" "round(d['runs'][0]['test']['roc_auc'], 6)")" ] || fail "mlp evaluate"
+"$maskgat" predict --load "$work/mlp.ckpt" "${own[@]}" --pairs "$work/pairs.txt" --json --quiet \
+  > "$work/mlp-scores.json"
+[ "$(json "$work/mlp-scores.json" "len(d['pairs'])")" = 2 ] || fail "mlp pairs"
+
 expect() {  # expect CODE PATTERN ARGS...: the exit code and a line of stderr
   local code="$1" pattern="$2"
   shift 2
@@ -90,6 +102,7 @@ expect 2 "--batch-size is not for --task link" train "${own[@]}" --task link --b
 expect 2 "give one or the other" train "${own[@]}" --task link --edge-split "$work/split.txt" \
   --test-fraction 0.1
 expect 2 "are for --task link" train "${own[@]}" --labels "$data/labels.txt" --out-dim 4
+expect 2 "add --decoder mlp" train "${own[@]}" --task link --decoder-hidden 4
 expect 2 "--nodes and --batch-size are for node models" predict --load "$work/m.ckpt" "${own[@]}" \
   --nodes t00 --json
 "$maskgat" train "${own[@]}" --labels "$data/labels.txt" --epochs 2 --patience 0 --quiet \

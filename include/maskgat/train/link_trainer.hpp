@@ -52,21 +52,26 @@ struct LinkMetrics {
 [[nodiscard]] MASKGAT_EXPORT RowMatrix<float> node_states(nn::Model& model, const Graph& graph,
                                                           const FeatureMatrix& input);
 
-/// The probability of each pair being an edge: sigmoid of the dot product of its nodes' states.
+/// The probability of each pair being an edge: sigmoid of the logit the model's decoder gives
+/// its nodes' states (their dot product, or its MLP decoder's output: `nn::pair_logits`).
+/// @param model  the link model whose states these are (its decoder's parameters are read)
 /// @param states N x D node states
 /// @param pairs  node pairs, each node in [0, N)
 /// @return one probability per pair
 /// @throws IndexError for a node outside [0, N).
-[[nodiscard]] MASKGAT_EXPORT std::vector<double> pair_scores(const RowMatrix<float>& states,
+[[nodiscard]] MASKGAT_EXPORT std::vector<double> pair_scores(const nn::Model& model,
+                                                             const RowMatrix<float>& states,
                                                              const NodePairs& pairs);
 
-/// Metrics of node states on positive and negative pairs.
+/// Metrics of node states on positive and negative pairs, scored by the model's decoder.
+/// @param model     the link model whose states these are
 /// @param states    N x D node states
 /// @param positives pairs that are edges (at least one)
 /// @param negatives pairs that are not (at least one)
 /// @return loss, accuracy, ROC AUC, average precision and Hits@10/50/100
 /// @throws InvalidArgument when either list is empty; IndexError for a node out of range.
-[[nodiscard]] MASKGAT_EXPORT LinkMetrics link_metrics(const RowMatrix<float>& states,
+[[nodiscard]] MASKGAT_EXPORT LinkMetrics link_metrics(const nn::Model& model,
+                                                      const RowMatrix<float>& states,
                                                       const NodePairs& positives,
                                                       const NodePairs& negatives);
 
@@ -78,8 +83,10 @@ struct ScoredNode {
 
 /// The `k` nodes with the highest scores as targets of `node` (`pair_scores` of `node -> v`)
 /// among all nodes v but `node` itself and those `node` already has an edge to in `graph`: an
-/// exact search over every node, O(N D + N log k), ties broken by the lower id. Runs on the
-/// calling thread plus TBB's workers for the scores.
+/// exact search over every node, O(N D + N log k) with the dot product (O(N D H) with an MLP
+/// decoder of H hidden units), ties broken by the lower id. The dot products run on TBB's
+/// workers; an MLP decoder scores blocks of nodes in turn.
+/// @param model  the link model whose states these are
 /// @param states N x D node states
 /// @param graph  the known edges (N nodes); an edge `node -> v` excludes v
 /// @param node   the node to recommend for, in [0, N)
@@ -87,12 +94,14 @@ struct ScoredNode {
 /// @return k nodes, the highest score first
 /// @throws IndexError for `node` out of range; InvalidArgument when `k` is below 1 or above the
 ///         number of candidates (naming it) or the state and graph sizes differ.
-[[nodiscard]] MASKGAT_EXPORT std::vector<ScoredNode> recommend(const RowMatrix<float>& states,
+[[nodiscard]] MASKGAT_EXPORT std::vector<ScoredNode> recommend(const nn::Model& model,
+                                                               const RowMatrix<float>& states,
                                                                const Graph& graph, NodeId node,
                                                                std::int64_t k);
 
 /// Trains a link model: an encoder (the paper's model or any spec without readout) whose N x D
-/// output scores a pair by the dot product of its nodes' rows, on the training graph of an
+/// output scores a pair by the dot product of its nodes' rows, or by an MLP decoder on their
+/// elementwise product (`TrainOptions::decoder_hidden`), on the training graph of an
 /// `EdgeSplit` (no held-out edge reaches message passing). Each epoch takes one full-graph Adam
 /// step on the binary cross-entropy of the training positives and as many negatives, drawn
 /// afresh per epoch from (seed, epoch) among the pairs that are edges of the dataset's graph in
@@ -105,8 +114,9 @@ class MASKGAT_EXPORT LinkTrainer {
   /// A new run: the model initialised from `options.seed`, Adam at step 0.
   /// @param data    the graph (whose edges negatives avoid) and features; labels are not used
   /// @param split   the split of `data.graph`'s edges (`split_edges` or `read_edge_split`)
-  /// @param options the run's settings; `model.classes` is the width of the node states; `task`
-  ///                is set to `Task::kLink`, `metric` to `Metric::kRocAuc`
+  /// @param options the run's settings; `model.classes` is the width of the node states,
+  ///                `decoder_hidden` the decoder's; `task` is set to `Task::kLink`, `metric` to
+  ///                `Metric::kRocAuc`
   /// @throws InvalidArgument when the model has a readout or reads edge features, uses batch
   ///         sizes or fanouts, the split is of another node count or has no training pairs, no
   ///         validation pairs while `patience > 0`, or the options are out of range.
@@ -145,7 +155,7 @@ class MASKGAT_EXPORT LinkTrainer {
   /// fingerprints of the nodes and of the split.
   /// @return a self-contained copy; saving and resuming it continues the run exactly
   [[nodiscard]] Checkpoint checkpoint() const;
-  /// The model being trained.
+  /// The model being trained, its decoder's parameters (if any) after the encoder's.
   /// @return the model (the best parameters after `fit`)
   [[nodiscard]] nn::Model& model() noexcept;
   /// The run's settings.

@@ -95,6 +95,11 @@ struct TrainOptions {
   /// Which epoch's parameters the model keeps and when the patience counter resets. Stored in
   /// checkpoints (files from before it follow `kGat`).
   Selection selection = Selection::kGat;
+  /// With a link task: how a pair is scored from its two nodes' states. 0 (the default): their
+  /// dot product; H > 0: an MLP of H hidden units on their elementwise product
+  /// (`nn::add_mlp_decoder`), whose parameters `make_model` adds after the model's. Saved in
+  /// checkpoints as those parameters.
+  std::int64_t decoder_hidden = 0;
   /// The most projection weights the model may hold (`check_model_size`); not saved.
   std::int64_t max_parameters = 100'000'000;
   /// The most entries of one layer's output over all nodes (nodes x heads x width); not saved.
@@ -116,7 +121,8 @@ struct TrainOptions {
 MASKGAT_EXPORT void check_model_size(const TrainOptions& options, const Dataset& dataset);
 
 /// The model `options` describe, initialised from `rng`: built from `options.spec` when set,
-/// else the paper's model of `options.model`.
+/// else the paper's model of `options.model`; for a link task with `decoder_hidden`, its MLP
+/// decoder's parameters follow the model's.
 /// @param options the run's settings, with the model's `in_features` and `classes` set (as a
 ///                trainer's `options()` has them)
 /// @param rng     draws the initial weights

@@ -71,6 +71,19 @@ double counted_auc(const std::vector<double>& positives, const std::vector<doubl
   return wins / static_cast<double>(positives.size() * negatives.size());
 }
 
+// A link model of `width`-column states over 4 input features: the dot product, or with
+// `decoder_hidden` an MLP decoder.
+nn::Model link_model(std::int64_t width, std::int64_t decoder_hidden = 0) {
+  train::TrainOptions o = train::link_recipe();
+  o.model.in_features = 4;
+  o.model.classes = width;
+  o.spec->in_features = 4;
+  o.spec->classes = width;
+  o.decoder_hidden = decoder_hidden;
+  maskgat::Rng rng(9);
+  return train::make_model(o, rng);
+}
+
 bool has_edge(const Graph& graph, NodeId source, NodeId target) {
   const auto row = graph.in_neighbors(target);
   return std::binary_search(row.begin(), row.end(), source);
@@ -111,11 +124,12 @@ TEST_SUITE("unit") {
     states << 1.0F, 2.0F, 0.5F, 0.0F, -1.0F, 2.0F;
     NodePairs positives{{0, 1, 2}, {1, 5, 5}};  // logits 2, 4, 1
     NodePairs negatives{{0, 3, 4, 2}, {2, 4, 0, 0}};  // logits 0.5, 0, -1, 0.5
-    const train::LinkMetrics m = train::link_metrics(states, positives, negatives);
+    const nn::Model dot = link_model(1);
+    const train::LinkMetrics m = train::link_metrics(dot, states, positives, negatives);
     CHECK(m.roc_auc == doctest::Approx(counted_auc({2, 4, 1}, {0.5, 0, -1, 0.5})));
     CHECK(m.roc_auc == 1.0);
     positives.sources[2] = 3;  // logit 0: ties with a negative
-    const train::LinkMetrics tied = train::link_metrics(states, positives, negatives);
+    const train::LinkMetrics tied = train::link_metrics(dot, states, positives, negatives);
     CHECK(tied.roc_auc == doctest::Approx(counted_auc({2, 4, 0}, {0.5, 0, -1, 0.5})));
     // AP: 4, 2 positive | 0.5, 0.5 negative | 0 one of each | -1: precision 1 up to recall
     // 2/3, then 3/6 at recall 1.
@@ -123,46 +137,55 @@ TEST_SUITE("unit") {
     CHECK(tied.hits_at_10 == 1.0);  // fewer negatives than K
     CHECK(tied.positives == 3);
     CHECK(tied.negatives == 4);
-    const std::vector<double> scores = train::pair_scores(states, positives);
+    const std::vector<double> scores = train::pair_scores(dot, states, positives);
     CHECK(scores[0] == doctest::Approx(1.0 / (1.0 + std::exp(-2.0))));
-    CHECK_THROWS_WITH_AS(static_cast<void>(train::link_metrics(states, positives, NodePairs{})),
+    CHECK_THROWS_WITH_AS(static_cast<void>(train::link_metrics(dot, states, positives, NodePairs{})),
                          "link_metrics: 3 positive and 0 negative pairs; both must be present",
                          InvalidArgument);
-    CHECK_THROWS_WITH_AS(static_cast<void>(train::pair_scores(states, NodePairs{{6}, {0}})),
+    CHECK_THROWS_WITH_AS(static_cast<void>(train::pair_scores(dot, states, NodePairs{{6}, {0}})),
                          "pair_scores: node 6 is outside [0, 6)", maskgat::IndexError);
   }
 
   TEST_CASE("recommend: the k best nodes without an edge from the node, as a full sort") {
     const RowMatrix<float> states = maskgat::test::random_matrix<float>(300, 8, 21);
     const Graph& graph = data().graph;
-    for (const NodeId node : {NodeId{0}, NodeId{17}, NodeId{299}}) {
-      std::vector<std::pair<float, NodeId>> all;
-      for (NodeId v = 0; v < 300; ++v) {
-        if (v == node || has_edge(graph, node, v)) continue;
-        all.emplace_back(-states.row(v).dot(states.row(node)), v);
-      }
-      std::sort(all.begin(), all.end());
-      const auto best = train::recommend(states, graph, node, 7);
-      REQUIRE(best.size() == 7);
-      for (std::size_t r = 0; r < best.size(); ++r) {
-        CHECK(best[r].node == all[r].second);
-        CHECK(best[r].score == doctest::Approx(1.0 / (1.0 + std::exp(all[r].first))));
+    for (const std::int64_t hidden : {0, 5}) {  // the dot product, an MLP decoder
+      CAPTURE(hidden);
+      const nn::Model model = link_model(8, hidden);
+      for (const NodeId node : {NodeId{0}, NodeId{17}, NodeId{299}}) {
+        NodePairs every;
+        for (NodeId v = 0; v < 300; ++v) {
+          if (v == node || has_edge(graph, node, v)) continue;
+          every.sources.push_back(node);
+          every.targets.push_back(v);
+        }
+        const std::vector<double> scores = train::pair_scores(model, states, every);
+        std::vector<std::pair<double, NodeId>> all;
+        for (std::size_t k = 0; k < scores.size(); ++k) all.emplace_back(-scores[k], every.targets[k]);
+        std::sort(all.begin(), all.end());
+        const auto best = train::recommend(model, states, graph, node, 7);
+        REQUIRE(best.size() == 7);
+        for (std::size_t r = 0; r < best.size(); ++r) {
+          CHECK(best[r].node == all[r].second);
+          CHECK(best[r].score == doctest::Approx(-all[r].first));
+        }
       }
     }
+    const nn::Model dot = link_model(2);
     // Equal scores: the lower id first.
     const RowMatrix<float> equal = RowMatrix<float>::Ones(300, 2);
-    const auto tied = train::recommend(equal, graph, 5, 3);
+    const auto tied = train::recommend(dot, equal, graph, 5, 3);
     CHECK(tied[0].node < tied[1].node);
     CHECK(tied[1].node < tied[2].node);
     std::int64_t candidates = 0;
     for (NodeId v = 0; v < 300; ++v) candidates += v != 5 && !has_edge(graph, 5, v) ? 1 : 0;
     CHECK_THROWS_WITH_AS(
-        static_cast<void>(train::recommend(equal, graph, 5, 1000)),
+        static_cast<void>(train::recommend(dot, equal, graph, 5, 1000)),
         ("recommend: top 1000 asked for, but node 5 has " + std::to_string(candidates) +
          " candidates (nodes it has no edge to), expected 1 to that")
             .c_str(),
         InvalidArgument);
-    CHECK_THROWS_AS(static_cast<void>(train::recommend(equal, graph, 300, 1)),
+    CHECK_THROWS_AS(static_cast<void>(train::recommend(dot, equal, graph, 300, 1)),
                     maskgat::IndexError);
   }
 
@@ -190,6 +213,40 @@ TEST_SUITE("unit") {
                          InvalidArgument);
   }
 
+  TEST_CASE("link trainer: an MLP decoder learns, saves with the model and loads back") {
+    train::TrainOptions mlp = options(60);
+    mlp.decoder_hidden = 16;
+    train::LinkTrainer trainer(data(), split(), mlp);
+    const double before =
+        trainer.evaluate(trainer.split().test, trainer.split().test_negatives).roc_auc;
+    const train::FitResult result = trainer.fit();
+    CHECK(result.test_score >= before + 0.1);
+    const train::Checkpoint saved = trainer.checkpoint();
+    CHECK(std::count_if(saved.parameters.begin(), saved.parameters.end(), [](const auto& p) {
+            return p.name.rfind("decoder.", 0) == 0;
+          }) == 4);
+    const std::filesystem::path path = maskgat::test::scratch_dir("link_trainer") / "mlp.ckpt";
+    train::save_checkpoint(path, saved, true);
+    const train::Checkpoint loaded = train::load_checkpoint(path);
+    CHECK(loaded.options.decoder_hidden == 16);
+    const nn::Model model = train::load_model(loaded);
+    const RowMatrix<float> states = trainer.states();
+    CHECK(train::link_metrics(model, states, trainer.split().test, trainer.split().test_negatives)
+              .roc_auc == result.test_score);
+    // Resumed with the decoder: the same parameters as one run.
+    const auto run = [&](std::int64_t epochs) {
+      train::TrainOptions o = mlp;
+      o.epochs = epochs;
+      train::LinkTrainer t(data(), split(), o);
+      static_cast<void>(t.fit());
+      return t.checkpoint();
+    };
+    CHECK(run(8).values == run(8).values);  // the decoder's sums do not follow alignment
+    train::LinkTrainer resumed(data(), split(), run(4), 8);
+    static_cast<void>(resumed.fit());
+    CHECK(resumed.checkpoint().values == run(8).values);
+  }
+
   TEST_CASE("edge split file: written and read back, the same split, fingerprint and metrics") {
     train::LinkTrainer trainer(data(), split(3), options(5));
     static_cast<void>(trainer.fit());
@@ -199,7 +256,8 @@ TEST_SUITE("unit") {
     CHECK(train::edge_split_fingerprint(read) == train::edge_split_fingerprint(trainer.split()));
     CHECK(read.train.in_sources().size() == trainer.split().train.in_sources().size());
     const RowMatrix<float> states = trainer.states();
-    const train::LinkMetrics direct = train::link_metrics(states, read.test, read.test_negatives);
+    const train::LinkMetrics direct =
+        train::link_metrics(trainer.model(), states, read.test, read.test_negatives);
     CHECK(direct.roc_auc == trainer.evaluate(trainer.split().test,
                                              trainer.split().test_negatives).roc_auc);
     CHECK(train::node_states(trainer.model(), read.train, data().features) == states);
