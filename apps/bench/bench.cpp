@@ -684,7 +684,7 @@ int measure_links(const Measurement& m) {
   const nlohmann::ordered_json line = {
       {"bench", "maskgat"},
       {"dataset", m.dataset},
-      {"model", m.model.empty() ? "paper" : m.model},
+      {"model", m.model.empty() ? "link recipe" : m.model},
       {"nodes", dataset.graph.num_nodes()},
       {"edges", dataset.graph.num_edges()},
       {"train_pairs", trainer.split().train_edges.size()},
@@ -722,7 +722,7 @@ int measure_recommend(const Measurement& m) {
       kWarmup);
   const nlohmann::ordered_json line = {{"bench", "maskgat"},
                                        {"dataset", m.dataset},
-                                       {"model", m.model.empty() ? "paper" : m.model},
+                                       {"model", m.model.empty() ? "link recipe" : m.model},
                                        {"nodes", dataset.graph.num_nodes()},
                                        {"edges", dataset.graph.num_edges()},
                                        {"state_width", states.cols()},
