@@ -681,19 +681,18 @@ int measure_links(const Measurement& m) {
     step_ms.push_back(stats.train_milliseconds);
     validated_ms.push_back(stats.milliseconds);
   });
-  const nlohmann::ordered_json line = {
-      {"bench", "maskgat"},
-      {"dataset", m.dataset},
-      {"model", m.model.empty() ? "link recipe" : m.model},
-      {"nodes", dataset.graph.num_nodes()},
-      {"edges", dataset.graph.num_edges()},
-      {"train_pairs", trainer.split().train_edges.size()},
-      {"features", dataset.features.cols()},
-      {"parameters", trainer.model().parameters().size()},
-      {"threads", m.threads},
-      {"ms_per_epoch", median(step_ms)},
-      {"ms_per_epoch_validated", median(validated_ms)},
-      {"peak_rss_mb", peak_rss_mb()}};
+  const nlohmann::ordered_json line = {{"bench", "maskgat"},
+                                       {"dataset", m.dataset},
+                                       {"model", m.model.empty() ? "link recipe" : m.model},
+                                       {"nodes", dataset.graph.num_nodes()},
+                                       {"edges", dataset.graph.num_edges()},
+                                       {"train_pairs", trainer.split().train_edges.size()},
+                                       {"features", dataset.features.cols()},
+                                       {"parameters", trainer.model().parameters().size()},
+                                       {"threads", m.threads},
+                                       {"ms_per_epoch", median(step_ms)},
+                                       {"ms_per_epoch_validated", median(validated_ms)},
+                                       {"peak_rss_mb", peak_rss_mb()}};
   std::cout << line.dump() << std::endl;
   return 0;
 }
@@ -701,7 +700,8 @@ int measure_links(const Measurement& m) {
 int measure_recommend(const Measurement& m) {
   const tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
                                   static_cast<std::size_t>(m.threads));
-  const Dataset dataset = maskgat::make_synthetic(large_graph(std::stoll(m.dataset.substr(10))), {});
+  const Dataset dataset =
+      maskgat::make_synthetic(large_graph(std::stoll(m.dataset.substr(10))), {});
   maskgat::train::TrainOptions options = link_options(m);
   options.model.in_features = dataset.features.cols();
   if (options.spec) {
@@ -716,7 +716,8 @@ int measure_recommend(const Measurement& m) {
   const double states_ms = 1e3 * seconds_since(start);
   maskgat::NodeId node = 0;
   const double recommend_ms = median_ms(
-      m.epochs, [&] {
+      m.epochs,
+      [&] {
         const auto best = maskgat::train::recommend(model, states, dataset.graph, node++, 10);
       },
       kWarmup);

@@ -49,8 +49,8 @@ int main(int argc, char** argv) {
     std::cout << "recommended for " << name << ':';
     for (const maskgat::train::ScoredNode& best :
          maskgat::train::recommend(trainer.model(), states, data.graph, node, k)) {
-      std::cout << ' ' << data.node_names[static_cast<std::size_t>(best.node)] << " ("
-                << best.score << ')';
+      std::cout << ' ' << data.node_names[static_cast<std::size_t>(best.node)] << " (" << best.score
+                << ')';
     }
     std::cout << '\n';
   } catch (const std::exception& error) {

@@ -82,9 +82,9 @@ nlohmann::ordered_json metrics_json(const train::LinkMetrics& m) {
 }
 
 std::string metrics_line(const train::LinkMetrics& m) {
-  return "roc_auc " + fixed(m.roc_auc, 4) + " ap " + fixed(m.average_precision, 4) +
-         " hits@10 " + fixed(m.hits_at_10, 4) + " hits@50 " + fixed(m.hits_at_50, 4) +
-         " hits@100 " + fixed(m.hits_at_100, 4);
+  return "roc_auc " + fixed(m.roc_auc, 4) + " ap " + fixed(m.average_precision, 4) + " hits@10 " +
+         fixed(m.hits_at_10, 4) + " hits@50 " + fixed(m.hits_at_50, 4) + " hits@100 " +
+         fixed(m.hits_at_100, 4);
 }
 
 std::pair<double, double> spread(const std::vector<double>& values) {
@@ -138,8 +138,7 @@ int run_train_links(TrainCommandOptions& options) {
     resumed = train::load_checkpoint(*options.resume, options.data.load.read.limits);
     if (resumed->options.task != train::Task::kLink) {
       throw InvalidArgument("--resume: " + options.resume->string() + " holds a " +
-                            train::task_name(resumed->options.task) +
-                            " task, not a link task");
+                            train::task_name(resumed->options.task) + " task, not a link task");
     }
     resumed->options.max_parameters = options.limits.max_parameters;  // limits are not saved
     resumed->options.max_activations = options.limits.max_activations;
@@ -159,10 +158,10 @@ int run_train_links(TrainCommandOptions& options) {
   train::TrainOptions last;
   for (std::int64_t run = 0; run < options.runs; ++run) {
     const train::TrainOptions train_options =
-        resumed ? resumed->options
-                : recipe(options, options.data.load.seed + static_cast<std::uint64_t>(run),
-                         options.models.empty() ? std::nullopt
-                                                : std::optional(options.models.front()));
+        resumed
+            ? resumed->options
+            : recipe(options, options.data.load.seed + static_cast<std::uint64_t>(run),
+                     options.models.empty() ? std::nullopt : std::optional(options.models.front()));
     last = train_options;
     EdgeSplit split = split_for(dataset, options.edge_split, val, test, train_options.seed,
                                 options.data.load.read);
@@ -193,14 +192,14 @@ int run_train_links(TrainCommandOptions& options) {
     });
     progress.finish();
     results.push_back(result);
-    nlohmann::ordered_json entry = {{"seed", train_options.seed},
-                                    {"epochs", result.epochs},
-                                    {"best_epoch", result.best_epoch},
-                                    {"val_roc_auc", result.val_nodes > 0
-                                                        ? nlohmann::ordered_json(result.val_score)
-                                                        : nlohmann::ordered_json(nullptr)},
-                                    {"test", nullptr},
-                                    {"ms_per_epoch", result.ms_per_epoch}};
+    nlohmann::ordered_json entry = {
+        {"seed", train_options.seed},
+        {"epochs", result.epochs},
+        {"best_epoch", result.best_epoch},
+        {"val_roc_auc", result.val_nodes > 0 ? nlohmann::ordered_json(result.val_score)
+                                             : nlohmann::ordered_json(nullptr)},
+        {"test", nullptr},
+        {"ms_per_epoch", result.ms_per_epoch}};
     if (test_pairs > 0) {
       tests.push_back(trainer.evaluate(trainer.split().test, trainer.split().test_negatives));
       entry["test"] = metrics_json(tests.back());
@@ -387,8 +386,8 @@ int run_predict_links(PredictOptions& options, train::Checkpoint checkpoint) {
     if (options.top_k > candidates) {
       throw InvalidArgument("--top-k " + std::to_string(options.top_k) + ": node '" +
                             *options.recommend + "' has " + std::to_string(candidates) +
-                            " nodes it has no edge to, so at most " +
-                            std::to_string(candidates) + " to recommend");
+                            " nodes it has no edge to, so at most " + std::to_string(candidates) +
+                            " to recommend");
     }
     const std::vector<train::ScoredNode> best =
         train::recommend(loaded.model, loaded.states, dataset.graph, asked, options.top_k);

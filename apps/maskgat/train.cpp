@@ -72,7 +72,7 @@ void check_resume_options(const TrainCommandOptions& options) {
 
 train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed,
                            const std::optional<std::string>& model) {
-  train::TrainOptions options = cli.task == "graph"     ? train::graph_recipe()
+  train::TrainOptions options = cli.task == "graph"      ? train::graph_recipe()
                                 : cli.task == "link"     ? train::link_recipe()
                                 : cli.recipe == "shchur" ? train::shchur_recipe()
                                                          : train::paper_recipe(cli.data.dataset);
@@ -80,7 +80,8 @@ train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed,
   if (cli.decoder_hidden && cli.decoder != "mlp") {
     throw InvalidArgument("--decoder-hidden sizes the MLP decoder: add --decoder mlp");
   }
-  if (cli.decoder == "mlp") options.decoder_hidden = cli.decoder_hidden.value_or(options.model.classes);
+  if (cli.decoder == "mlp")
+    options.decoder_hidden = cli.decoder_hidden.value_or(options.model.classes);
   if (cli.attention) options.model.attention = nn::parse_attention_kind(*cli.attention);
   if (cli.layers) options.model.layers = *cli.layers;
   if (cli.heads) options.model.heads = *cli.heads;

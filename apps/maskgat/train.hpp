@@ -16,15 +16,15 @@ namespace maskgat::app {
 struct TrainCommandOptions {
   DataOptions data;
   std::optional<std::string> recipe, attention, positional, metric, selection;
-  std::optional<std::string> task;    // --task: node (default), graph or link
-  std::vector<std::string> models;    // --model: a spec file, or paper; graph tasks: candidates
-  std::optional<std::int64_t> folds;  // --folds: graph tasks, every fold of K
-  std::optional<std::int64_t> fold;   // --fold: graph tasks, fold k (1-based) alone
-  std::optional<std::int64_t> out_dim;                 // --out-dim: link tasks, state width
-  std::optional<std::string> decoder;                  // --decoder: link tasks, dot or mlp
-  std::optional<std::int64_t> decoder_hidden;          // --decoder-hidden: the MLP's width
-  std::optional<double> val_fraction, test_fraction;   // link tasks: edges held out
-  std::optional<std::filesystem::path> edge_split;     // --edge-split: link tasks, read it
+  std::optional<std::string> task;      // --task: node (default), graph or link
+  std::vector<std::string> models;      // --model: a spec file, or paper; graph tasks: candidates
+  std::optional<std::int64_t> folds;    // --folds: graph tasks, every fold of K
+  std::optional<std::int64_t> fold;     // --fold: graph tasks, fold k (1-based) alone
+  std::optional<std::int64_t> out_dim;  // --out-dim: link tasks, state width
+  std::optional<std::string> decoder;   // --decoder: link tasks, dot or mlp
+  std::optional<std::int64_t> decoder_hidden;         // --decoder-hidden: the MLP's width
+  std::optional<double> val_fraction, test_fraction;  // link tasks: edges held out
+  std::optional<std::filesystem::path> edge_split;    // --edge-split: link tasks, read it
   std::optional<std::int64_t> layers, heads, hidden, output_heads, epochs, patience;
   std::optional<double> dropout, attention_dropout, learning_rate, weight_decay;
   bool whole_graph = false;

@@ -47,7 +47,6 @@ class Applied {
   train::Predictor predictor;
 
  private:
-
   // `checkpoint`, once it is known to classify nodes.
   static const train::Checkpoint& node_model(const std::filesystem::path& path,
                                              const train::Checkpoint& checkpoint) {
@@ -196,8 +195,7 @@ void add_predict_command(CLI::App& app, PredictOptions& options) {
   command->add_option("--recommend", options.recommend,
                       "A link model: list the --top-k nodes NODE has no edge to with the highest "
                       "scores (exact, over every node); --output gets rank,node,score");
-  command
-      ->add_option("--top-k", options.top_k, "How many nodes --recommend lists")
+  command->add_option("--top-k", options.top_k, "How many nodes --recommend lists")
       ->check(integer_at_least(1))
       ->capture_default_str();
   add_layerwise_option(*command, options.batch_size);
@@ -477,7 +475,8 @@ int run_evaluate(EvaluateOptions& options) {
   if (options.edge_split) outputs.add_input("--edge-split", *options.edge_split);
   add_inputs(outputs, options.data);
   outputs.check();
-  train::Checkpoint checkpoint = train::load_checkpoint(options.model, options.data.load.read.limits);
+  train::Checkpoint checkpoint =
+      train::load_checkpoint(options.model, options.data.load.read.limits);
   if (checkpoint.options.task == train::Task::kLink) {
     return run_evaluate_links(options, std::move(checkpoint));
   }
@@ -538,7 +537,8 @@ int run_predict(PredictOptions& options) {
   if (options.pairs) outputs.add_input("--pairs", *options.pairs);
   add_inputs(outputs, options.data);
   outputs.check();
-  train::Checkpoint checkpoint = train::load_checkpoint(options.model, options.data.load.read.limits);
+  train::Checkpoint checkpoint =
+      train::load_checkpoint(options.model, options.data.load.read.limits);
   if (checkpoint.options.task == train::Task::kLink) {
     return run_predict_links(options, std::move(checkpoint));
   }

@@ -22,7 +22,7 @@ struct EvaluateOptions {
   std::optional<std::filesystem::path> split_out;
   std::optional<std::int64_t> batch_size;  // --batch-size: layer by layer in chunks of this many
   std::optional<std::string> metric;       // --metric: default the model's
-  std::optional<std::filesystem::path> edge_split;  // --edge-split: a link model's split
+  std::optional<std::filesystem::path> edge_split;    // --edge-split: a link model's split
   std::optional<double> val_fraction, test_fraction;  // a link model's split, drawn again
   ModelLimits limits;
   RunOptions run;
@@ -34,12 +34,12 @@ struct PredictOptions {
   std::filesystem::path model;
   std::optional<std::filesystem::path> output;
   std::optional<std::filesystem::path> attention_out;
-  std::vector<std::string> plot_attention;  // empty, or NODE and FILE
-  std::vector<std::string> nodes;           // the nodes to score by name; empty: every node
+  std::vector<std::string> plot_attention;     // empty, or NODE and FILE
+  std::vector<std::string> nodes;              // the nodes to score by name; empty: every node
   std::optional<std::filesystem::path> pairs;  // --pairs: a link model scores these pairs
   std::optional<std::string> recommend;        // --recommend: a link model's top nodes for it
   std::int64_t top_k = 10;                     // --top-k: how many --recommend lists
-  std::optional<std::int64_t> batch_size;   // --batch-size: layer by layer in chunks of this many
+  std::optional<std::int64_t> batch_size;  // --batch-size: layer by layer in chunks of this many
   ModelLimits limits;
   RunOptions run;
 };

@@ -39,8 +39,8 @@ constexpr std::array<std::string_view, 5> kParts{"train", "val", "test", "val_ne
                                                  "test_negative"};
 
 void check_writable(const std::string& name, std::size_t id) {
-  if (name.empty() || name.find_first_of(" \t,\r\n") != std::string::npos ||
-      name.front() == '#' || name.front() == '%') {
+  if (name.empty() || name.find_first_of(" \t,\r\n") != std::string::npos || name.front() == '#' ||
+      name.front() == '%') {
     throw InvalidArgument("write_edge_split: node " + std::to_string(id) + " is named " +
                           detail::quoted(name) +
                           ", which an edge split file cannot hold (empty, a space, tab, comma or "
@@ -129,7 +129,8 @@ EdgeSplit read_edge_split(const std::filesystem::path& path, const Graph& graph,
     }
     NodeId source = node_of(reader, nodes, fields[1]);
     NodeId target = node_of(reader, nodes, fields[2]);
-    if (source == target) reader.fail("the pair is a self-loop, which link prediction never scores");
+    if (source == target)
+      reader.fail("the pair is a self-loop, which link prediction never scores");
     const bool edge =
         has_edge(graph, source, target) || (undirected && has_edge(graph, target, source));
     const bool negative = part - kParts.begin() >= 3;
@@ -153,12 +154,11 @@ EdgeSplit read_edge_split(const std::filesystem::path& path, const Graph& graph,
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (std::size_t k = 1; k < positives.size(); ++k) {
     if (positives[k].first == positives[k - 1].first) {
-      throw ParseError(reader.reader(), reader.path(), positives[k].second,
-                       "the pair " +
-                       node_names[static_cast<std::size_t>(positives[k].first.first)] + " " +
-                       node_names[static_cast<std::size_t>(positives[k].first.second)] +
-                       " is listed again (first on line " +
-                       std::to_string(positives[k - 1].second) + ")");
+      throw ParseError(
+          reader.reader(), reader.path(), positives[k].second,
+          "the pair " + node_names[static_cast<std::size_t>(positives[k].first.first)] + " " +
+              node_names[static_cast<std::size_t>(positives[k].first.second)] +
+              " is listed again (first on line " + std::to_string(positives[k - 1].second) + ")");
     }
   }
   if (split.train_edges.size() == 0) {

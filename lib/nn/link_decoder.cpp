@@ -89,8 +89,7 @@ MlpDecoder add_mlp_decoder(ParameterStore<T>& store, std::int64_t width, std::in
   }
   MlpDecoder mlp{store.add("decoder.lin1.weight", width, hidden),
                  store.add("decoder.lin1.bias", 1, hidden),
-                 store.add("decoder.lin2.weight", hidden, 1),
-                 store.add("decoder.lin2.bias", 1, 1)};
+                 store.add("decoder.lin2.weight", hidden, 1), store.add("decoder.lin2.bias", 1, 1)};
   glorot_uniform(store.value(mlp.hidden_weight), width, hidden, rng);
   glorot_uniform(store.value(mlp.out_weight), hidden, 1, rng);
   return mlp;
@@ -108,8 +107,8 @@ std::optional<MlpDecoder> find_mlp_decoder(const ParameterStore<T>& store) {
       hidden_bias->cols != h || out_weight->rows != h || out_weight->cols != 1 ||
       out_bias->size() != 1) {
     throw InvalidArgument(
-        "find_mlp_decoder: decoder.lin1.weight is " + std::to_string(hidden_weight->rows) +
-        " x " + std::to_string(h) +
+        "find_mlp_decoder: decoder.lin1.weight is " + std::to_string(hidden_weight->rows) + " x " +
+        std::to_string(h) +
         "; expected decoder.lin1.bias 1 x H, decoder.lin2.weight H x 1 and decoder.lin2.bias "
         "1 x 1 beside it");
   }

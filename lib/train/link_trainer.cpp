@@ -1,13 +1,13 @@
 #include "maskgat/train/link_trainer.hpp"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
-
-#include <tbb/parallel_for.h>
 
 #include "core/detail/binary_record.hpp"
 #include "maskgat/core/error.hpp"
@@ -102,8 +102,8 @@ TrainOptions link_recipe() {
 std::uint64_t edge_split_fingerprint(const EdgeSplit& split) {
   maskgat::detail::RecordWriter out;
   out.scalar(split.train.num_nodes());
-  for (const NodePairs* pairs : {&split.train_edges, &split.val, &split.test, &split.val_negatives,
-                                 &split.test_negatives}) {
+  for (const NodePairs* pairs :
+       {&split.train_edges, &split.val, &split.test, &split.val_negatives, &split.test_negatives}) {
     out.scalar(pairs->size());
     for (std::size_t k = 0; k < pairs->sources.size(); ++k) {
       out.scalar(pairs->sources[k]);
@@ -269,10 +269,10 @@ struct LinkTrainer::Impl final : detail::FitTask {
     options.metric = Metric::kRocAuc;
     options.receptive_field = false;  // every node's state enters the loss
     if (options.model.classes < 1 || options.decoder_hidden < 0) {
-      throw InvalidArgument("train: a link model's states need at least 1 column and its "
-                            "decoder 0 or more hidden units, got " +
-                            std::to_string(options.model.classes) + " and " +
-                            std::to_string(options.decoder_hidden));
+      throw InvalidArgument(
+          "train: a link model's states need at least 1 column and its "
+          "decoder 0 or more hidden units, got " +
+          std::to_string(options.model.classes) + " and " + std::to_string(options.decoder_hidden));
     }
     return options;
   }
@@ -406,8 +406,8 @@ RowMatrix<float> LinkTrainer::states() { return impl_->states(); }
 
 Checkpoint LinkTrainer::checkpoint() const {
   const Impl& s = *impl_;
-  Checkpoint checkpoint = detail::capture_run(s.options, s.data->name, {}, s.model, s.optimizer,
-                                              s.state, s.rng);
+  Checkpoint checkpoint =
+      detail::capture_run(s.options, s.data->name, {}, s.model, s.optimizer, s.state, s.rng);
   checkpoint.data = s.record();
   return checkpoint;
 }

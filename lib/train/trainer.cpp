@@ -14,9 +14,9 @@
 
 #include "core/detail/parallel.hpp"
 #include "maskgat/core/error.hpp"
-#include "maskgat/nn/link_decoder.hpp"
 #include "maskgat/graph/masks.hpp"
 #include "maskgat/graph/sampler.hpp"
+#include "maskgat/nn/link_decoder.hpp"
 #include "maskgat/nn/loss.hpp"
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/halo_exchange.hpp"

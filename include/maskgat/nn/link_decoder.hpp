@@ -9,9 +9,9 @@
 #include <span>
 #include <vector>
 
+#include "maskgat/core/random.hpp"
 #include "maskgat/core/tensor.hpp"
 #include "maskgat/core/types.hpp"
-#include "maskgat/core/random.hpp"
 #include "maskgat/export.hpp"
 #include "maskgat/nn/parameters.hpp"
 

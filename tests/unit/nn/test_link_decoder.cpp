@@ -86,9 +86,10 @@ TEST_SUITE("unit") {
                           std::span(z.data(), static_cast<std::size_t>(z.size())), z.rows(),
                           z.cols(), loss)) < 1e-6);
     const std::vector<double> analytic(store.grads().begin(), store.grads().end());
-    for (const nn::Parameter& p : {mlp.hidden_weight, mlp.hidden_bias, mlp.out_weight, mlp.out_bias}) {
-      const RowMatrix<double> backward = Eigen::Map<const RowMatrix<double>>(
-          analytic.data() + p.offset, p.rows, p.cols);
+    for (const nn::Parameter& p :
+         {mlp.hidden_weight, mlp.hidden_bias, mlp.out_weight, mlp.out_bias}) {
+      const RowMatrix<double> backward =
+          Eigen::Map<const RowMatrix<double>>(analytic.data() + p.offset, p.rows, p.cols);
       CHECK(maskgat::test::relative_error(
                 backward, maskgat::test::central_differences(store.values(), p, loss)) < 1e-6);
     }

@@ -79,9 +79,9 @@ TEST_SUITE("unit") {
     for (const char* shown :
          {"gat-sep.json", "gatv2-edge-features.json", "paper.json", "residual-layernorm.json",
           "graph-gat-sum.json", "graph-gat-mean.json", "graph-gat-attention.json",
-          "graph-gat-sum-edges.json", "graph-gat-mean-edges.json",
-          "graph-gat-attention-edges.json", "graph-gat-sum-input-bn.json",
-          "graph-gat-mean-input-bn.json", "graph-gat-attention-input-bn.json"}) {
+          "graph-gat-sum-edges.json", "graph-gat-mean-edges.json", "graph-gat-attention-edges.json",
+          "graph-gat-sum-input-bn.json", "graph-gat-mean-input-bn.json",
+          "graph-gat-attention-input-bn.json"}) {
       CHECK(std::find(names.begin(), names.end(), shown) != names.end());
     }
     const auto graph = maskgat::test::random_graph(12, 3, 5);

@@ -122,7 +122,7 @@ TEST_SUITE("unit") {
     // States of one column: a pair's logit is the product of its nodes' values.
     RowMatrix<float> states(6, 1);
     states << 1.0F, 2.0F, 0.5F, 0.0F, -1.0F, 2.0F;
-    NodePairs positives{{0, 1, 2}, {1, 5, 5}};  // logits 2, 4, 1
+    NodePairs positives{{0, 1, 2}, {1, 5, 5}};        // logits 2, 4, 1
     NodePairs negatives{{0, 3, 4, 2}, {2, 4, 0, 0}};  // logits 0.5, 0, -1, 0.5
     const nn::Model dot = link_model(1);
     const train::LinkMetrics m = train::link_metrics(dot, states, positives, negatives);
@@ -139,9 +139,9 @@ TEST_SUITE("unit") {
     CHECK(tied.negatives == 4);
     const std::vector<double> scores = train::pair_scores(dot, states, positives);
     CHECK(scores[0] == doctest::Approx(1.0 / (1.0 + std::exp(-2.0))));
-    CHECK_THROWS_WITH_AS(static_cast<void>(train::link_metrics(dot, states, positives, NodePairs{})),
-                         "link_metrics: 3 positive and 0 negative pairs; both must be present",
-                         InvalidArgument);
+    CHECK_THROWS_WITH_AS(
+        static_cast<void>(train::link_metrics(dot, states, positives, NodePairs{})),
+        "link_metrics: 3 positive and 0 negative pairs; both must be present", InvalidArgument);
     CHECK_THROWS_WITH_AS(static_cast<void>(train::pair_scores(dot, states, NodePairs{{6}, {0}})),
                          "pair_scores: node 6 is outside [0, 6)", maskgat::IndexError);
   }
@@ -161,7 +161,8 @@ TEST_SUITE("unit") {
         }
         const std::vector<double> scores = train::pair_scores(model, states, every);
         std::vector<std::pair<double, NodeId>> all;
-        for (std::size_t k = 0; k < scores.size(); ++k) all.emplace_back(-scores[k], every.targets[k]);
+        for (std::size_t k = 0; k < scores.size(); ++k)
+          all.emplace_back(-scores[k], every.targets[k]);
         std::sort(all.begin(), all.end());
         const auto best = train::recommend(model, states, graph, node, 7);
         REQUIRE(best.size() == 7);
@@ -222,9 +223,8 @@ TEST_SUITE("unit") {
     const train::FitResult result = trainer.fit();
     CHECK(result.test_score >= before + 0.1);
     const train::Checkpoint saved = trainer.checkpoint();
-    CHECK(std::count_if(saved.parameters.begin(), saved.parameters.end(), [](const auto& p) {
-            return p.name.rfind("decoder.", 0) == 0;
-          }) == 4);
+    CHECK(std::count_if(saved.parameters.begin(), saved.parameters.end(),
+                        [](const auto& p) { return p.name.rfind("decoder.", 0) == 0; }) == 4);
     const std::filesystem::path path = maskgat::test::scratch_dir("link_trainer") / "mlp.ckpt";
     train::save_checkpoint(path, saved, true);
     const train::Checkpoint loaded = train::load_checkpoint(path);
@@ -258,8 +258,8 @@ TEST_SUITE("unit") {
     const RowMatrix<float> states = trainer.states();
     const train::LinkMetrics direct =
         train::link_metrics(trainer.model(), states, read.test, read.test_negatives);
-    CHECK(direct.roc_auc == trainer.evaluate(trainer.split().test,
-                                             trainer.split().test_negatives).roc_auc);
+    CHECK(direct.roc_auc ==
+          trainer.evaluate(trainer.split().test, trainer.split().test_negatives).roc_auc);
     CHECK(train::node_states(trainer.model(), read.train, data().features) == states);
   }
 
@@ -267,7 +267,7 @@ TEST_SUITE("unit") {
     const auto& names = data().node_names;
     const Graph& graph = data().graph;
     const NodeId u = graph.in_neighbors(0).front() == 0 ? graph.in_neighbors(0)[1]
-                                                         : graph.in_neighbors(0).front();
+                                                        : graph.in_neighbors(0).front();
     NodeId far = 1;
     while (far == u || has_edge(graph, far, 0) || has_edge(graph, 0, far)) ++far;
     const std::string edge = names[static_cast<std::size_t>(u)] + " " + names[0];  // u -> 0
@@ -276,31 +276,31 @@ TEST_SUITE("unit") {
       const auto path = maskgat::test::write_file("link_trainer", "bad_split.txt", text);
       return maskgat::read_edge_split(path, graph, names, false);
     };
-    CHECK_THROWS_WITH_AS(read_split("train " + non_edge + "\n"),
-                         doctest::Contains((":1: the train pair " + non_edge +
-                                            " is not an edge of the graph")
-                                               .c_str()),
-                         maskgat::ParseError);
-    CHECK_THROWS_WITH_AS(read_split("train " + edge + "\nval_negative " + edge + "\n"),
-                         doctest::Contains(
-                             (":2: the negative pair " + edge + " is an edge of the graph").c_str()),
-                         maskgat::ParseError);
-    CHECK_THROWS_WITH_AS(read_split("train " + edge + "\n# c\ntest " + edge + "\n"),
-                         doctest::Contains(
-                             (":3: the pair " + edge + " is listed again (first on line 1)").c_str()),
-                         maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(
+        read_split("train " + non_edge + "\n"),
+        doctest::Contains(
+            (":1: the train pair " + non_edge + " is not an edge of the graph").c_str()),
+        maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(
+        read_split("train " + edge + "\nval_negative " + edge + "\n"),
+        doctest::Contains((":2: the negative pair " + edge + " is an edge of the graph").c_str()),
+        maskgat::ParseError);
+    CHECK_THROWS_WITH_AS(
+        read_split("train " + edge + "\n# c\ntest " + edge + "\n"),
+        doctest::Contains((":3: the pair " + edge + " is listed again (first on line 1)").c_str()),
+        maskgat::ParseError);
     CHECK_THROWS_WITH_AS(read_split("held " + edge + "\n"),
                          doctest::Contains(":1: unknown part 'held'"), maskgat::ParseError);
     CHECK_THROWS_WITH_AS(read_split("train " + edge + "\nval " + names[0] + " " + names[0] + "\n"),
                          doctest::Contains(":2: the pair is a self-loop"), maskgat::ParseError);
     CHECK_THROWS_WITH_AS(read_split("train " + edge + "\ntest_negative " + non_edge + "\n"),
-                         doctest::Contains("lists 0 test pairs and 1 negatives"),
-                         InvalidArgument);
+                         doctest::Contains("lists 0 test pairs and 1 negatives"), InvalidArgument);
     const auto read_pairs = [&](const std::string& text) {
       const auto path = maskgat::test::write_file("link_trainer", "pairs.txt", text);
       return maskgat::read_node_pairs(path, names);
     };
-    const NodePairs pairs = read_pairs("# comment\n" + edge + "\n" + names[2] + "," + names[3] + "\n");
+    const NodePairs pairs =
+        read_pairs("# comment\n" + edge + "\n" + names[2] + "," + names[3] + "\n");
     CHECK(pairs.sources == std::vector<NodeId>{u, 2});
     CHECK(pairs.targets == std::vector<NodeId>{0, 3});
     CHECK_THROWS_WITH_AS(read_pairs("source target\n" + edge + "\n"),
