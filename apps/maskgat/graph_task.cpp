@@ -78,15 +78,6 @@ nlohmann::ordered_json fold_json(const FoldResult& result, train::Metric metric)
   return out;
 }
 
-// The mean and population standard deviation of `values`.
-std::pair<double, double> spread(const std::vector<double>& values) {
-  const auto n = static_cast<double>(values.size());
-  const double mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
-  double variance = 0.0;
-  for (const double value : values) variance += (value - mean) * (value - mean);
-  return {mean, std::sqrt(variance / n)};
-}
-
 // The graph names of a collection in predictions: the 1-based ids of its graph indicator.
 std::vector<std::string> graph_names(std::span<const std::int64_t> graphs) {
   std::vector<std::string> names;

@@ -87,14 +87,6 @@ std::string metrics_line(const train::LinkMetrics& m) {
          fixed(m.hits_at_100, 4);
 }
 
-std::pair<double, double> spread(const std::vector<double>& values) {
-  const auto n = static_cast<double>(values.size());
-  const double mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
-  double variance = 0.0;
-  for (const double value : values) variance += (value - mean) * (value - mean);
-  return {mean, std::sqrt(variance / n)};
-}
-
 // The link model of a checkpoint and every node's state on `graph`.
 struct LinkModel {
   nn::Model model;
@@ -118,30 +110,14 @@ LinkModel link_model(const std::filesystem::path& path, const train::Checkpoint&
 
 int run_train_links(TrainCommandOptions& options) {
   refuse_other_options(options);
-  if ((options.save || options.resume || options.plot) && options.runs != 1) {
-    throw InvalidArgument("--save, --resume and --plot work on one run; got --runs " +
-                          std::to_string(options.runs));
-  }
   const RunOptions& output = options.run;
-  OutputPlan outputs(output.force);
-  if (options.plot) add_plot_outputs(outputs, "--plot", *options.plot);
-  if (options.metrics_json) outputs.add_output("--metrics-json", *options.metrics_json);
-  if (options.save) outputs.add_output("--save", *options.save);
-  if (options.split_out) outputs.add_output("--split-out", *options.split_out);
-  if (options.resume) outputs.add_input("--resume", *options.resume);
-  if (options.edge_split) outputs.add_input("--edge-split", *options.edge_split);
-  add_inputs(outputs, options.data);
-  outputs.check();
+  std::vector<std::pair<std::string, std::filesystem::path>> inputs;
+  if (options.edge_split) inputs.emplace_back("--edge-split", *options.edge_split);
+  std::optional<train::Checkpoint> resumed = check_run_files(options, inputs);
   const auto threads = limit_threads(output);
-  std::optional<train::Checkpoint> resumed;
-  if (options.resume) {
-    resumed = train::load_checkpoint(*options.resume, options.data.load.read.limits);
-    if (resumed->options.task != train::Task::kLink) {
-      throw InvalidArgument("--resume: " + options.resume->string() + " holds a " +
-                            train::task_name(resumed->options.task) + " task, not a link task");
-    }
-    resumed->options.max_parameters = options.limits.max_parameters;  // limits are not saved
-    resumed->options.max_activations = options.limits.max_activations;
+  if (resumed && resumed->options.task != train::Task::kLink) {
+    throw InvalidArgument("--resume: " + options.resume->string() + " holds a " +
+                          train::task_name(resumed->options.task) + " task, not a link task");
   }
   const Dataset dataset =
       resumed ? load_data_for_model(options.data, resumed->data, /*with_split=*/false,

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <iostream>
+#include <numeric>
 #include <optional>
 
 #include "maskgat/core/error.hpp"
@@ -167,6 +169,14 @@ void report_json(const nlohmann::ordered_json& value,
   const std::string json = json_text(value, run);
   if (run.json) std::cout << json << '\n';
   write_metrics(metrics_json, json, run);
+}
+
+std::pair<double, double> spread(const std::vector<double>& values) {
+  const auto n = static_cast<double>(values.size());
+  const double mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
+  double variance = 0.0;
+  for (const double value : values) variance += (value - mean) * (value - mean);
+  return {mean, std::sqrt(variance / n)};
 }
 
 }  // namespace maskgat::app

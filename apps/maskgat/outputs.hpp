@@ -5,6 +5,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data_options.hpp"
@@ -49,6 +50,10 @@ std::string json_text(const nlohmann::ordered_json& value, const RunOptions& run
 // Writes `json` (`json_text`'s) to `path` when it is given (--metrics-json), and says so.
 void write_metrics(const std::optional<std::filesystem::path>& path, const std::string& json,
                    const RunOptions& run);
+
+// The mean and population standard deviation (ddof 0) of `values` (not empty): how results over
+// runs or folds are summarised.
+std::pair<double, double> spread(const std::vector<double>& values);
 
 // A command's JSON object: on stdout with --json, and in --metrics-json's file when given.
 void report_json(const nlohmann::ordered_json& value,

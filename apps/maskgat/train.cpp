@@ -56,6 +56,29 @@ std::optional<std::string> single_model(const TrainCommandOptions& options) {
 
 }  // namespace
 
+std::optional<train::Checkpoint> check_run_files(
+    const TrainCommandOptions& options,
+    const std::vector<std::pair<std::string, std::filesystem::path>>& inputs) {
+  if ((options.save || options.resume || options.plot) && options.runs != 1) {
+    throw InvalidArgument("--save, --resume and --plot work on one run; got --runs " +
+                          std::to_string(options.runs));
+  }
+  OutputPlan outputs(options.run.force);
+  if (options.plot) add_plot_outputs(outputs, "--plot", *options.plot);
+  if (options.metrics_json) outputs.add_output("--metrics-json", *options.metrics_json);
+  if (options.save) outputs.add_output("--save", *options.save);
+  if (options.split_out) outputs.add_output("--split-out", *options.split_out);
+  if (options.resume) outputs.add_input("--resume", *options.resume);
+  for (const auto& [option, path] : inputs) outputs.add_input(option, path);
+  add_inputs(outputs, options.data);
+  outputs.check();
+  if (!options.resume) return std::nullopt;
+  train::Checkpoint resumed = train::load_checkpoint(*options.resume, options.data.load.read.limits);
+  resumed.options.max_parameters = options.limits.max_parameters;  // limits are not saved
+  resumed.options.max_activations = options.limits.max_activations;
+  return resumed;
+}
+
 void check_resume_options(const TrainCommandOptions& options) {
   const bool recipe_given = options.recipe || options.attention || options.positional ||
                             options.layers || options.heads || options.hidden ||
@@ -605,27 +628,10 @@ int run_train(TrainCommandOptions& options) {
         "--folds and --fold split a collection of graphs; they need --task graph");
   }
   if (options.partitions) return run_train_on_partitions(options);
-  if ((options.save || options.resume || options.plot) && options.runs != 1) {
-    throw InvalidArgument("--save, --resume and --plot work on one run; got --runs " +
-                          std::to_string(options.runs));
-  }
   if (options.resume) check_resume_options(options);
   const RunOptions& output = options.run;
-  OutputPlan outputs(output.force);
-  if (options.plot) add_plot_outputs(outputs, "--plot", *options.plot);
-  if (options.metrics_json) outputs.add_output("--metrics-json", *options.metrics_json);
-  if (options.save) outputs.add_output("--save", *options.save);
-  if (options.split_out) outputs.add_output("--split-out", *options.split_out);
-  if (options.resume) outputs.add_input("--resume", *options.resume);
-  add_inputs(outputs, options.data);
-  outputs.check();
+  std::optional<train::Checkpoint> resumed = check_run_files(options);
   const auto threads = limit_threads(output);
-  std::optional<train::Checkpoint> resumed;
-  if (options.resume) {
-    resumed = train::load_checkpoint(*options.resume, options.data.load.read.limits);
-    resumed->options.max_parameters = options.limits.max_parameters;  // limits are not saved
-    resumed->options.max_activations = options.limits.max_activations;
-  }
   const Dataset dataset =
       resumed ? load_data_for_model(options.data, resumed->data, /*with_split=*/true,
                                     options.resume->string(), /*offers_as_given=*/false, output)

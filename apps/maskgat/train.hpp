@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data_options.hpp"
+#include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/trainer.hpp"
 
 namespace maskgat::app {
@@ -42,6 +44,14 @@ struct TrainCommandOptions {
 // spec file, `paper` or none) and `seed`.
 train::TrainOptions recipe(const TrainCommandOptions& cli, std::uint64_t seed,
                            const std::optional<std::string>& model);
+
+// Checks the files a training run writes (--plot, --metrics-json, --save, --split-out) against
+// those it reads (--resume, `inputs` as option and path, the data), once --save, --resume and
+// --plot are known to come with one run; then reads the checkpoint --resume names, with the
+// command line's limits (none without --resume).
+std::optional<train::Checkpoint> check_run_files(
+    const TrainCommandOptions& options,
+    const std::vector<std::pair<std::string, std::filesystem::path>>& inputs = {});
 
 // Refuses the options --resume takes from the checkpoint and would contradict: only --epochs
 // may be given with it.

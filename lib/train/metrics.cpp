@@ -119,43 +119,60 @@ void require_both_classes(std::span<const std::int32_t> labels, std::span<const 
   }
 }
 
-double roc_auc(std::span<const double> scores, std::span<const std::int32_t> labels) {
+namespace {
+
+// Checks that `scores` holds one finite score per label of `labels` and both classes occur (the
+// messages start with `where`), then calls `run(first, last, positives)` for every run of equal
+// scores in ascending (or descending) order: its places first..last (0-based) in that order and
+// how many of its entries are of class 1.
+template <typename Run>
+void for_each_tie_run(const char* where, std::span<const double> scores,
+                      std::span<const std::int32_t> labels, bool descending, Run&& run) {
   if (scores.size() != labels.size()) {
-    throw InvalidArgument("roc_auc: " + std::to_string(scores.size()) + " scores for " +
-                          std::to_string(labels.size()) + " labels, expected one per label");
+    throw InvalidArgument(std::string(where) + ": " + std::to_string(scores.size()) +
+                          " scores for " + std::to_string(labels.size()) +
+                          " labels, expected one per label");
   }
   for (std::size_t i = 0; i < scores.size(); ++i) {
     if (!std::isfinite(scores[i])) {
-      throw InvalidArgument("roc_auc: score " + std::to_string(i) + " is " +
+      throw InvalidArgument(std::string(where) + ": score " + std::to_string(i) + " is " +
                             std::to_string(scores[i]) + ", expected a finite number");
     }
   }
   std::vector<NodeId> entries(labels.size());
   std::iota(entries.begin(), entries.end(), NodeId{0});
   require_both_classes(labels, entries, "the entries");
+  const auto score_of = [&](NodeId entry) { return scores[static_cast<std::size_t>(entry)]; };
   std::sort(entries.begin(), entries.end(), [&](NodeId a, NodeId b) {
-    return scores[static_cast<std::size_t>(a)] < scores[static_cast<std::size_t>(b)];
+    return descending ? score_of(a) > score_of(b) : score_of(a) < score_of(b);
   });
+  for (std::size_t first = 0; first < entries.size();) {
+    std::size_t last = first;
+    while (last + 1 < entries.size() && score_of(entries[last + 1]) == score_of(entries[first])) {
+      ++last;
+    }
+    double positives = 0.0;
+    for (std::size_t k = first; k <= last; ++k) {
+      positives += labels[static_cast<std::size_t>(entries[k])];
+    }
+    run(first, last, positives);
+    first = last + 1;
+  }
+}
+
+}  // namespace
+
+double roc_auc(std::span<const double> scores, std::span<const std::int32_t> labels) {
   // Ranks are 1-based; a run of equal scores at ranks first..last gets (first + last) / 2 each.
   // Twice the ranks are integers, so the sum is exact in double up to 2^52.
   double twice_rank_sum = 0.0;
   double positives = 0.0;
-  for (std::size_t first = 0; first < entries.size();) {
-    std::size_t last = first;
-    const double score = scores[static_cast<std::size_t>(entries[first])];
-    while (last + 1 < entries.size() &&
-           scores[static_cast<std::size_t>(entries[last + 1])] == score) {
-      ++last;
-    }
-    double in_run = 0.0;
-    for (std::size_t k = first; k <= last; ++k) {
-      in_run += labels[static_cast<std::size_t>(entries[k])];
-    }
-    twice_rank_sum += in_run * static_cast<double>(first + last + 2);
-    positives += in_run;
-    first = last + 1;
-  }
-  const double negatives = static_cast<double>(entries.size()) - positives;
+  for_each_tie_run("roc_auc", scores, labels, /*descending=*/false,
+                   [&](std::size_t first, std::size_t last, double in_run) {
+                     twice_rank_sum += in_run * static_cast<double>(first + last + 2);
+                     positives += in_run;
+                   });
+  const double negatives = static_cast<double>(labels.size()) - positives;
   const double u = twice_rank_sum / 2.0 - positives * (positives + 1.0) / 2.0;
   return u / (positives * negatives);
 }
@@ -201,45 +218,20 @@ void ConfusionMatrix::sum_over(Communicator& comm) {
 }
 
 double average_precision(std::span<const double> scores, std::span<const std::int32_t> labels) {
-  if (scores.size() != labels.size()) {
-    throw InvalidArgument("average_precision: " + std::to_string(scores.size()) + " scores for " +
-                          std::to_string(labels.size()) + " labels, expected one per label");
-  }
-  std::vector<NodeId> entries(labels.size());
-  std::iota(entries.begin(), entries.end(), NodeId{0});
-  require_both_classes(labels, entries, "the entries");
-  for (std::size_t i = 0; i < scores.size(); ++i) {
-    if (!std::isfinite(scores[i])) {
-      throw InvalidArgument("average_precision: score " + std::to_string(i) + " is " +
-                            std::to_string(scores[i]) + ", expected a finite number");
-    }
-  }
-  std::sort(entries.begin(), entries.end(), [&](NodeId a, NodeId b) {
-    return scores[static_cast<std::size_t>(a)] > scores[static_cast<std::size_t>(b)];
-  });
   double positives = 0.0;
   for (const std::int32_t label : labels) positives += label;
   // Thresholds at each distinct score, highest first: a run of equal scores enters at once.
   double true_positives = 0.0;
-  double seen = 0.0;
   double recall_before = 0.0;
   double sum = 0.0;
-  for (std::size_t first = 0; first < entries.size();) {
-    std::size_t last = first;
-    const double score = scores[static_cast<std::size_t>(entries[first])];
-    while (last + 1 < entries.size() &&
-           scores[static_cast<std::size_t>(entries[last + 1])] == score) {
-      ++last;
-    }
-    for (std::size_t k = first; k <= last; ++k) {
-      true_positives += labels[static_cast<std::size_t>(entries[k])];
-    }
-    seen += static_cast<double>(last - first + 1);
-    const double recall = true_positives / positives;
-    sum += (recall - recall_before) * (true_positives / seen);
-    recall_before = recall;
-    first = last + 1;
-  }
+  for_each_tie_run("average_precision", scores, labels, /*descending=*/true,
+                   [&](std::size_t, std::size_t last, double in_run) {
+                     true_positives += in_run;
+                     const double recall = true_positives / positives;
+                     sum += (recall - recall_before) *
+                            (true_positives / static_cast<double>(last + 1));
+                     recall_before = recall;
+                   });
   return sum;
 }
 

@@ -10,8 +10,7 @@ collection="$2"
 specs="$3"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-json() { python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print($2)" "$1"; }
+source "$(dirname "$0")/checks.sh"
 
 common=(--tu "$collection" --folds 4 --fold 2 --patience 0 --threads 2 --quiet)
 "$maskgat" train --task graph "${common[@]}" --epochs 6 --batch-size 5 \
@@ -44,16 +43,6 @@ graphs=$("$maskgat" info --tu "$collection" --json | python3 -c "import json, sy
   --resume "$work/three.ckpt" --epochs 6 --save "$work/resumed.ckpt"
 cmp -s "$work/six.ckpt" "$work/resumed.ckpt" || fail "the resumed run differs from the run in one go"
 
-expect() {  # expect CODE PATTERN ARGS...: the exit code and a line of stderr
-  local code="$1" pattern="$2"
-  shift 2
-  set +e
-  "$maskgat" "$@" > /dev/null 2> "$work/err"
-  local got=$?
-  set -e
-  [ "$got" = "$code" ] || fail "$* exited $got, expected $code: $(cat "$work/err")"
-  grep -q -- "$pattern" "$work/err" || fail "$*: stderr lacks '$pattern': $(cat "$work/err")"
-}
 expect 2 "needs --model" train --task graph --tu "$collection"
 expect 2 "train on it with --task graph" train --tu "$collection"
 expect 2 "they need --task graph" train --dataset synthetic:nodes=60,degree=4,features=4,classes=2 --folds 5

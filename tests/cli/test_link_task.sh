@@ -8,8 +8,7 @@ maskgat="$1"
 data="$2"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-json() { python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print($2)" "$1"; }
+source "$(dirname "$0")/checks.sh"
 
 own=(--graph "$data/edges.txt" --features "$data/features.csv" --undirected)
 common=("${own[@]}" --task link --val-fraction 0.1 --test-fraction 0.2 --patience 0 --threads 2 --quiet)
@@ -78,16 +77,6 @@ done
   > "$work/mlp-scores.json"
 [ "$(json "$work/mlp-scores.json" "len(d['pairs'])")" = 2 ] || fail "mlp pairs"
 
-expect() {  # expect CODE PATTERN ARGS...: the exit code and a line of stderr
-  local code="$1" pattern="$2"
-  shift 2
-  set +e
-  "$maskgat" "$@" > /dev/null 2> "$work/err"
-  local got=$?
-  set -e
-  [ "$got" = "$code" ] || fail "$* exited $got, expected $code: $(cat "$work/err")"
-  grep -q -- "$pattern" "$work/err" || fail "$*: stderr lacks '$pattern': $(cat "$work/err")"
-}
 printf 'source target\nt00 t01\n' > "$work/header.txt"
 expect 1 "header.txt:1: node 'source' is not in the graph (a pairs file has no header line)" \
   predict --load "$work/m.ckpt" "${own[@]}" --pairs "$work/header.txt" --json

@@ -17,8 +17,8 @@
 
 namespace maskgat::nn {
 
-/// The dot-product decoder: the logit of pair k is `z[sources[k]] . z[targets[k]]`, as PyG's
-/// `InnerProductDecoder` (before its sigmoid). Serial, O(P D).
+/// The dot-product decoder: the logit of pair k is the dot product of rows `sources[k]` and
+/// `targets[k]` of `z`, as the `InnerProductDecoder` of PyG before its sigmoid. Serial, O(P D).
 /// @param z       N x D node states
 /// @param sources the pairs' first nodes, each in [0, N)
 /// @param targets the pairs' second nodes, as many, each in [0, N)
@@ -43,10 +43,10 @@ MASKGAT_EXPORT void dot_scores_backward(const RowMatrix<T>& z, std::span<const N
                                         std::span<const NodeId> targets,
                                         std::span<const T> grad_logits, RowMatrix<T>& grad_z);
 
-/// The parameters of the MLP decoder in a store: the logit of pair k is
-/// `relu((z[s] ⊙ z[t]) W1 + b1) . w2 + b2`, as the link predictors of PyG's and OGB's examples
-/// with one hidden layer (`decoder.lin1` D x H and `decoder.lin2` H x 1, PyG's `Linear` layout
-/// transposed as the other linear layers here).
+/// The parameters of the MLP decoder in a store: for pair (s, t), with h the elementwise product
+/// of rows s and t of the states, the logit is `relu(h W1 + b1) w2 + b2`, as the link predictors
+/// of the PyG and OGB examples with one hidden layer (`decoder.lin1` D x H and `decoder.lin2`
+/// H x 1, the layout of the other linear layers here: the transpose of the `Linear` of PyG).
 struct MlpDecoder {
   Parameter hidden_weight;  ///< `decoder.lin1.weight`, D x H
   Parameter hidden_bias;    ///< `decoder.lin1.bias`, 1 x H

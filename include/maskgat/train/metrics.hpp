@@ -86,7 +86,7 @@ MASKGAT_EXPORT void require_both_classes(std::span<const std::int32_t> labels,
 [[nodiscard]] MASKGAT_EXPORT double average_precision(std::span<const double> scores,
                                                       std::span<const std::int32_t> labels);
 
-/// Hits@K as OGB's link tasks compute it: the share of positive scores strictly above the K-th
+/// Hits\@K as OGB's link tasks compute it: the share of positive scores strictly above the K-th
 /// highest negative score (1 when there are fewer than K negatives). O(P + N), serial.
 /// @param positives the positives' scores (not empty)
 /// @param negatives the negatives' scores
