@@ -138,7 +138,6 @@ int run_train_links(TrainCommandOptions& options) {
             ? resumed->options
             : recipe(options, options.data.load.seed + static_cast<std::uint64_t>(run),
                      options.models.empty() ? std::nullopt : std::optional(options.models.front()));
-    last = train_options;
     EdgeSplit split = split_for(dataset, options.edge_split, val, test, train_options.seed,
                                 options.data.load.read);
     const std::int64_t test_pairs = split.test.size();
@@ -153,6 +152,7 @@ int run_train_links(TrainCommandOptions& options) {
         throw Error(error.what());  // data the model cannot train on is a data error
       }
     }();
+    last = trainer.options();  // the model's widths resolved
     if (run == 0 && options.split_out) {
       write_edge_split(*options.split_out, dataset.node_names, trainer.split(), output.force);
       say(output, "wrote the edge split to " + options.split_out->string());

@@ -16,6 +16,10 @@ common=("${own[@]}" --task link --val-fraction 0.1 --test-fraction 0.2 --patienc
   --split-out "$work/split.txt" --metrics-json "$work/train.json"
 [ "$(json "$work/train.json" "d['task'], len(d['runs']), d['out_dim']")" = "link 1 8" ] ||
   fail "train JSON: $(cat "$work/train.json")"
+# Every field docs/cli.md lists.
+metrics="['pairs', 'loss', 'accuracy', 'roc_auc', 'average_precision', 'hits_at_10', 'hits_at_50', 'hits_at_100']"
+[ "$(json "$work/train.json" "list(d) == ['command', 'task', 'dataset', 'model', 'out_dim', 'decoder', 'decoder_hidden', 'lr', 'weight_decay', 'epochs', 'patience', 'edge_split', 'runs', 'test'] and list(d['runs'][0]) == ['seed', 'epochs', 'best_epoch', 'val_roc_auc', 'test', 'ms_per_epoch'] and list(d['runs'][0]['test']) == $metrics and sorted(d['test']) == sorted(m + s for m in $metrics[3:] for s in ('_mean', '_std')) and d['decoder'] == 'dot' and d['decoder_hidden'] is None")" = True ] ||
+  fail "train JSON fields: $(cat "$work/train.json")"
 test_auc=$(json "$work/train.json" "round(d['runs'][0]['test']['roc_auc'], 6)")
 test_pairs=$(json "$work/train.json" "d['runs'][0]['test']['pairs']")
 # The split file: every part, test pairs as many as their negatives.
@@ -37,6 +41,8 @@ done
   --metrics-json "$work/eval.json" --quiet
 [ "$(json "$work/eval.json" "round(d['splits']['test']['roc_auc'], 6)")" = "$test_auc" ] ||
   fail "evaluate's test ROC AUC differs from train's $test_auc"
+[ "$(json "$work/eval.json" "list(d) == ['command', 'task', 'model', 'dataset', 'splits'] and list(d['splits']) == ['val', 'test'] and list(d['splits']['val']) == $metrics")" = True ] ||
+  fail "evaluate JSON fields: $(cat "$work/eval.json")"
 "$maskgat" evaluate --load "$work/m.ckpt" "${own[@]}" --val-fraction 0.1 --test-fraction 0.2 \
   --metrics-json "$work/drawn.json" --quiet
 [ "$(json "$work/drawn.json" "round(d['splits']['test']['roc_auc'], 6)")" = "$test_auc" ] ||
@@ -58,6 +64,8 @@ printf 't00 t01\n# a comment\ns00,t00\n' > "$work/pairs.txt"
   > "$work/rec.json"
 [ "$(json "$work/rec.json" "len(d['recommendations']), d['recommendations'][0]['rank']")" = "5 1" ] ||
   fail "recommend: $(cat "$work/rec.json")"
+[ "$(json "$work/rec.json" "list(d) == ['command', 'task', 'model', 'dataset', 'recommend', 'recommendations'] and list(d['recommendations'][0]) == ['rank', 'node', 'score']")" = True ] ||
+  fail "recommend JSON fields: $(cat "$work/rec.json")"
 # Never itself nor a node it already has an edge to.
 neighbours=$(awk '$1 == "t00" { print $2 } $2 == "t00" { print $1 }' "$data/edges.txt")
 for node in $(json "$work/rec.json" "' '.join(r['node'] for r in d['recommendations'])"); do
@@ -75,7 +83,8 @@ done
   "$(json "$work/mlp.json" "round(d['runs'][0]['test']['roc_auc'], 6)")" ] || fail "mlp evaluate"
 "$maskgat" predict --load "$work/mlp.ckpt" "${own[@]}" --pairs "$work/pairs.txt" --json --quiet \
   > "$work/mlp-scores.json"
-[ "$(json "$work/mlp-scores.json" "len(d['pairs'])")" = 2 ] || fail "mlp pairs"
+[ "$(json "$work/mlp-scores.json" "len(d['pairs']), list(d) == ['command', 'task', 'model', 'dataset', 'pairs'] and list(d['pairs'][0]) == ['source', 'target', 'score']")" = "2 True" ] ||
+  fail "pairs JSON: $(cat "$work/mlp-scores.json")"
 
 printf 'source target\nt00 t01\n' > "$work/header.txt"
 expect 1 "header.txt:1: node 'source' is not in the graph (a pairs file has no header line)" \

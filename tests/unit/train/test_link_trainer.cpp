@@ -214,7 +214,7 @@ TEST_SUITE("unit") {
                          InvalidArgument);
   }
 
-  TEST_CASE("link trainer: an MLP decoder learns, saves with the model and loads back") {
+  TEST_CASE("link trainer: an MLP decoder learns, saves with the model, loads back, resumes") {
     train::TrainOptions mlp = options(60);
     mlp.decoder_hidden = 16;
     train::LinkTrainer trainer(data(), split(), mlp);
@@ -234,14 +234,17 @@ TEST_SUITE("unit") {
     CHECK(train::link_metrics(model, states, trainer.split().test, trainer.split().test_negatives)
               .roc_auc == result.test_score);
     // Resumed with the decoder: the same parameters as one run.
-    const auto run = [&](std::int64_t epochs) {
+    const auto run = [&](std::int64_t epochs, std::size_t threads = 2) {
+      const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
       train::TrainOptions o = mlp;
       o.epochs = epochs;
       train::LinkTrainer t(data(), split(), o);
       static_cast<void>(t.fit());
       return t.checkpoint();
     };
-    CHECK(run(8).values == run(8).values);  // the decoder's sums do not follow alignment
+    // The same on 1 and 2 threads, and run to run (the decoder's sums do not follow alignment).
+    CHECK(run(8, 1).values == run(8).values);
+    CHECK(run(8).values == run(8).values);
     train::LinkTrainer resumed(data(), split(), run(4), 8);
     static_cast<void>(resumed.fit());
     CHECK(resumed.checkpoint().values == run(8).values);
