@@ -157,16 +157,8 @@ int run_train_links(TrainCommandOptions& options) {
       write_edge_split(*options.split_out, dataset.node_names, trainer.split(), output.force);
       say(output, "wrote the edge split to " + options.split_out->string());
     }
-    Progress progress(output,
-                      "run " + std::to_string(run + 1) + "/" + std::to_string(options.runs) +
-                          " seed " + std::to_string(train_options.seed),
-                      trainer.options());
-    curves.clear();
-    const train::FitResult result = trainer.fit([&](const train::EpochStats& stats) {
-      progress(stats);
-      curves.push_back(stats);
-    });
-    progress.finish();
+    const train::FitResult result =
+        fit_run(trainer, output, run, options.runs, trainer.options(), curves);
     results.push_back(result);
     nlohmann::ordered_json entry = {
         {"seed", train_options.seed},

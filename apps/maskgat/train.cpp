@@ -73,7 +73,8 @@ std::optional<train::Checkpoint> check_run_files(
   add_inputs(outputs, options.data);
   outputs.check();
   if (!options.resume) return std::nullopt;
-  train::Checkpoint resumed = train::load_checkpoint(*options.resume, options.data.load.read.limits);
+  train::Checkpoint resumed =
+      train::load_checkpoint(*options.resume, options.data.load.read.limits);
   resumed.options.max_parameters = options.limits.max_parameters;  // limits are not saved
   resumed.options.max_activations = options.limits.max_activations;
   return resumed;
@@ -696,16 +697,8 @@ int run_train(TrainCommandOptions& options) {
     }();
     // Written once the first run's model is built on it: every argument has been checked.
     if (run == 0 && options.split_out) write_split_out(*options.split_out, dataset, output);
-    Progress progress(output,
-                      "run " + std::to_string(run + 1) + "/" + std::to_string(options.runs) +
-                          " seed " + std::to_string(train_options.seed),
-                      train_options);
-    curves.clear();
-    const train::FitResult result = trainer.fit([&](const train::EpochStats& stats) {
-      progress(stats);
-      curves.push_back(stats);
-    });
-    progress.finish();
+    const train::FitResult result =
+        fit_run(trainer, output, run, options.runs, train_options, curves);
     results.push_back(result);
     run_entries.push_back(run_json(train_options.seed, data, result, train_options.metric));
     if (options.save) {

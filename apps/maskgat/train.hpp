@@ -81,6 +81,25 @@ class Progress {
   double best_ = 0.0;
 };
 
+// Trains run `run` (0-based) of `runs` with `trainer` (of any task) and its progress line,
+// keeping each epoch's figures in `curves` (for --plot).
+template <typename AnyTrainer>
+train::FitResult fit_run(AnyTrainer& trainer, const RunOptions& output, std::int64_t run,
+                         std::int64_t runs, const train::TrainOptions& options,
+                         std::vector<train::EpochStats>& curves) {
+  Progress progress(output,
+                    "run " + std::to_string(run + 1) + "/" + std::to_string(runs) + " seed " +
+                        std::to_string(options.seed),
+                    options);
+  curves.clear();
+  const train::FitResult result = trainer.fit([&](const train::EpochStats& stats) {
+    progress(stats);
+    curves.push_back(stats);
+  });
+  progress.finish();
+  return result;
+}
+
 // Registers the `train` subcommand on `app`.
 void add_train_command(CLI::App& app, TrainCommandOptions& options);
 
