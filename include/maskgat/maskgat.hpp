@@ -55,6 +55,7 @@
 #include "maskgat/ops/edge_softmax.hpp"
 #include "maskgat/ops/matmul.hpp"
 #include "maskgat/ops/sddmm.hpp"
+#include "maskgat/ops/shared_values.hpp"
 #include "maskgat/ops/spmm.hpp"
 #include "maskgat/optim/adam.hpp"
 #include "maskgat/train/checkpoint.hpp"

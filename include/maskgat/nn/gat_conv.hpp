@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "maskgat/core/random.hpp"
 #include "maskgat/core/schedule.hpp"
@@ -17,6 +18,38 @@
 #include "maskgat/ops/spmm.hpp"
 
 namespace maskgat::nn {
+
+/// Where a GAT layer projects its input: both orders give the same output and gradients up to
+/// float rounding.
+enum class ProjectionOrder {
+  /// per call, aggregate first where that takes at most half the multiply-adds
+  /// (`projection_costs`; its kernels run at about half the projection's rate)
+  kAuto,
+  kProjectFirst,  ///< h = x W on every row, then attention over h
+  /// scores from x (W_h a) and per-head sums of x's rows (`ops::attention_shared_values`), then
+  /// W on the formed rows only; dense x without a halo
+  kAggregateFirst,
+};
+
+/// The multiply-adds of a GAT layer's forward and backward (without the edge term, residual and
+/// bias, which both orders share) in each order, from the sizes of one call.
+struct ProjectionCosts {
+  double project_first = 0.0;    ///< 2 N F H C (x W and its weight gradient) + 3 E H C
+  double aggregate_first = 0.0;  ///< 4 N F H (scores) + 2 E H F (sums) + 3 R H F C (W on R rows)
+};
+
+/// The costs of both orders for a call that reads `nodes` rows of `in_features`, forms `formed`
+/// rows with `edges` mask entries between them, with `heads` x `channels` outputs.
+/// @param nodes       N, the rows of x
+/// @param formed      R, the rows formed
+/// @param edges       E, the mask entries of the formed rows
+/// @param in_features F
+/// @param heads       H
+/// @param channels    C
+/// @return the multiply-adds of each order
+MASKGAT_EXPORT ProjectionCosts projection_costs(std::int64_t nodes, std::int64_t formed,
+                                                std::int64_t edges, std::int64_t in_features,
+                                                std::int64_t heads, std::int64_t channels);
 
 /// Options of `GatConv`, with the defaults of PyG's `GATConv`.
 struct GatConvOptions {
@@ -32,6 +65,9 @@ struct GatConvOptions {
   std::int64_t edge_features = 0;
   bool residual = false;  ///< add a projection of the input, `x R`, to the output
   Schedule schedule{};    ///< task sizes of the kernels (speed only)
+  /// the order of projection and aggregation (rounding only); `kAuto` aggregates first where it
+  /// takes at most half the multiply-adds (a layer forming a few of many rows, narrow inputs)
+  ProjectionOrder order = ProjectionOrder::kAuto;
 };
 
 /// Additive graph attention:
@@ -79,6 +115,16 @@ class MASKGAT_EXPORT BasicGatConv {
     /// Backward scratch, kept so repeated steps reuse their memory.
     /// @{
     RowMatrix<T> grad_heads, grad_src, grad_dst, grad_h, grad_edge, grad_edge_att, workspace;
+    /// @}
+    /// Aggregate-first (`ProjectionOrder::kAggregateFirst`): whether the last forward took that
+    /// order, W a_src and W a_dst (F x H), its `rows` and the formed rows' ids, their per-head sums
+    /// of x ((H * R) x F), those sums projected (R x H*C), and the backward's gradients of both.
+    /// @{
+    bool aggregated_first = false;
+    RowMatrix<T> folded_src, folded_dst;
+    std::vector<std::uint8_t> rows;
+    std::vector<NodeId> formed;
+    RowMatrix<T> sums, formed_heads, grad_sums, grad_formed, grad_folded;
     /// @}
     /// The attention-dropout key of the forward. Set its `numbers` (one per row of the mask)
     /// before `forward` to draw the mask a whole graph draws on a part of it.
@@ -151,6 +197,11 @@ class MASKGAT_EXPORT BasicGatConv {
   [[nodiscard]] std::int64_t output_features() const noexcept;
 
  private:
+  // Whether a forward on x (with `halo`) forming `formed` rows with `edges` mask entries between
+  // them aggregates first.
+  [[nodiscard]] bool aggregates_first(InputRef<T> x, const BasicHalo<T>* halo, std::int64_t formed,
+                                      std::int64_t edges) const;
+
   ParameterStore<T>* store_;
   GatConvOptions options_;
   Projection lin_;

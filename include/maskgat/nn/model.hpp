@@ -118,8 +118,10 @@ class MASKGAT_EXPORT BasicModel {
 
   /// As `forward(mask, ...)`, forming layer l only at the rows where `rows[l]` is nonzero, as
   /// `masks::receptive_rows` gives for the nodes whose logits are wanted: those logits are
-  /// bitwise the same as over every row, with the same dropout draws, at the cost of the rows
-  /// formed (the projections still run on every row). The other rows of the logits, and of every
+  /// the same as over every row, with the same dropout draws, at the cost of the rows formed
+  /// (the projections still run on every row): bitwise, except where a GAT layer on dense
+  /// input aggregates before it projects on the rows and not on every row (`ProjectionOrder`),
+  /// which changes float rounding only. The other rows of the logits, and of every
   /// layer's attention coefficients, are unspecified, so `backward`'s `grad_logits` must be zero
   /// on them (as a loss over the wanted nodes gives).
   /// @param mask the attention mask (N nodes)
@@ -146,7 +148,8 @@ class MASKGAT_EXPORT BasicModel {
   /// mini-batch (`NeighborSampler`), where each layer needs its outputs on fewer rows than the one
   /// before. A mask may hold fewer nodes than the one before: layer l + 1 then reads the first
   /// `masks[l + 1].num_nodes()` rows of layer l's output (a mini-batch's nodes are numbered so
-  /// that each layer's are the first).
+  /// that each layer's are the first), and layer l forms only those rows (without batch
+  /// normalisation or a readout, which read every row).
   /// @param masks one mask per layer, `conv1`'s first, each on at most the nodes of the one before
   /// @param x    N x F features, dense or sparse, N the first mask's nodes
   /// @param mode as in `forward(mask, ...)`

@@ -71,7 +71,8 @@ struct TrainOptions {
   /// (its loss and accuracy equal the whole graph's up to float rounding). A larger field would
   /// cost buffers nearly the graph's size for little: the steps and validation passes then run
   /// on the whole graph, each layer formed only at the rows the training (validation) nodes'
-  /// logits need (`masks::receptive_rows`), bitwise as a step over every row. `evaluate`, the
+  /// logits need (`masks::receptive_rows`), as a step over every row (bitwise, but for GAT
+  /// layers on dense input that aggregate first there: `nn::ProjectionOrder`). `evaluate`, the
   /// final test accuracy and prediction run on the whole graph. Stored in checkpoints (files
   /// from before it train on the whole graph).
   bool receptive_field = true;

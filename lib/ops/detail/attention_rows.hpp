@@ -205,6 +205,9 @@ class LiveRows {
         });
   }
 
+  // The rows marked already in `live` (N bytes).
+  explicit LiveRows(const std::uint8_t* live) : live_(live) {}
+
   [[nodiscard]] bool operator()(NodeId i) const { return live_[i] != 0; }
 
  private:

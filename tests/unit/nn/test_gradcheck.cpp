@@ -169,6 +169,17 @@ TEST_SUITE("unit") {
       options.edge_features = 3;
       check_gradients_of_shapes<Layer, nn::BasicGatConv<float>>(options, nn::Mode::kTrain);
     }
+    SUBCASE("aggregate first - concat - residual - attention dropout - edge features") {
+      options.order = nn::ProjectionOrder::kAggregateFirst;
+      options.edge_features = 3;
+      check_gradients_of_shapes<Layer, nn::BasicGatConv<float>>(options, nn::Mode::kTrain);
+    }
+    SUBCASE("aggregate first - mean - no self-loops") {
+      options.order = nn::ProjectionOrder::kAggregateFirst;
+      options.concat = false;
+      options.add_self_loops = false;
+      check_gradients_of_shapes<Layer, nn::BasicGatConv<float>>(options, nn::Mode::kEval);
+    }
     SUBCASE("edge features - mean - no self-loops") {
       options.edge_features = 2;
       options.concat = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -58,8 +59,9 @@ void set_options(typename test::LayerTraits<Layer>::Options& options, bool self_
 // Every mask, every shape with a kernel path of its own, concatenated and averaged heads, with and
 // without self-loops, and (GAT, GATv2) with and without edge features: the layer's sparse kernels
 // against the dense reference.
+// With `aggregate_first`, a GAT layer takes that order (`nn::ProjectionOrder`).
 template <typename Layer>
-void check_against_dense_reference(double tolerance) {
+void check_against_dense_reference(double tolerance, bool aggregate_first = false) {
   using T = typename test::LayerTraits<Layer>::Scalar;
   const RowMatrix<T> x = test::random_matrix<T>(kNodes, kIn, 5);
   for (const auto& mask : all_masks()) {
@@ -77,6 +79,9 @@ void check_against_dense_reference(double tolerance) {
             auto options = test::layer_options<Layer>(kIn, shape.channels, shape.heads, concat);
             set_options<Layer>(options, self_loops, concat);
             if constexpr (kHasSelfLoopOption<Layer>) options.edge_features = edge_width;
+            if constexpr (requires { options.order; }) {
+              if (aggregate_first) options.order = nn::ProjectionOrder::kAggregateFirst;
+            }
             test::Harness<Layer> harness(options, 3);
             harness.edge_features = test::random_matrix<T>(mask.graph.num_edges(), edge_width, 9);
             const RowMatrix<T> out = harness.forward(mask.graph, x);
@@ -336,8 +341,98 @@ void check_head_scores() {
 
 TEST_SUITE("unit") {
   TEST_CASE("GatConv equals the dense reference on every mask - float and double") {
-    check_against_dense_reference<nn::BasicGatConv<float>>(1e-5);
-    check_against_dense_reference<nn::BasicGatConv<double>>(1e-12);
+    for (const bool aggregate_first : {false, true}) {
+      CAPTURE(aggregate_first);
+      check_against_dense_reference<nn::BasicGatConv<float>>(1e-5, aggregate_first);
+      check_against_dense_reference<nn::BasicGatConv<double>>(1e-12, aggregate_first);
+    }
+  }
+  TEST_CASE("GatConv projects first or aggregates first to the same result - rows, dropout") {
+    constexpr NodeId kRows = 40;
+    constexpr std::int64_t kWide = 16;
+    const Graph graph = maskgat::masks::from_graph(test::random_graph(kRows, 6, 41), true);
+    const RowMatrix<float> x = test::random_matrix<float>(kRows, kWide, 42);
+    std::vector<std::uint8_t> some(kRows, 0);
+    for (NodeId i = 0; i < kRows; i += 3) some[static_cast<std::size_t>(i)] = 1;
+    for (const test::HeadShape shape : {test::HeadShape{1, 4}, test::HeadShape{8, 8}}) {
+      for (const bool concat : {true, false}) {
+        for (const bool subset : {false, true}) {
+          CAPTURE(shape.heads);
+          CAPTURE(concat);
+          CAPTURE(subset);
+          const std::span<const std::uint8_t> rows =
+              subset ? std::span<const std::uint8_t>(some) : std::span<const std::uint8_t>();
+          auto options =
+              test::layer_options<nn::GatConv>(kWide, shape.channels, shape.heads, concat);
+          options.dropout = 0.3;
+          RowMatrix<float> outs[2];
+          RowMatrix<float> grad_xs[2];
+          std::vector<float> grads[2];
+          RowMatrix<float> grad_out;
+          for (const int order : {0, 1}) {
+            options.order = order == 0 ? nn::ProjectionOrder::kProjectFirst
+                                       : nn::ProjectionOrder::kAggregateFirst;
+            test::Harness<nn::GatConv> harness(options, 43);
+            maskgat::Rng rng(44);
+            harness.layer.forward(graph, x, nn::Mode::kTrain, rng, harness.cache, outs[order],
+                                  rows);
+            CHECK(harness.cache.aggregated_first == (order == 1));
+            grad_out = test::random_matrix<float>(outs[order].rows(), outs[order].cols(), 45);
+            for (NodeId i = 0; i < kRows; ++i) {
+              if (subset && some[static_cast<std::size_t>(i)] == 0) {
+                grad_out.row(i).setZero();
+                outs[order].row(i).setZero();  // unspecified
+              }
+            }
+            harness.store.zero_grad();
+            harness.layer.backward(graph, x, harness.cache, grad_out, &grad_xs[order]);
+            grads[order].assign(harness.store.grads().begin(), harness.store.grads().end());
+          }
+          CHECK(outs[0].allFinite());
+          CHECK(test::relative_error(outs[1], outs[0]) < 1e-5);
+          CHECK(test::relative_error(grad_xs[1], grad_xs[0]) < 1e-5);
+          const auto as_matrix = [](const std::vector<float>& all) {
+            return RowMatrix<float>(Eigen::Map<const RowMatrix<float>>(
+                all.data(), 1, static_cast<std::int64_t>(all.size())));
+          };
+          CHECK(test::relative_error(as_matrix(grads[1]), as_matrix(grads[0])) < 1e-5);
+        }
+      }
+    }
+  }
+  TEST_CASE("GatConv's projection order - the cost model and its refusals") {
+    // A sampled batch's input layer (10^6 nodes, fanouts 10,10, batches of 1024): 76,825 rows
+    // read, 11,264 formed with 11 entries each, 128 features, 8 heads x 8.
+    const nn::ProjectionCosts batch = nn::projection_costs(76825, 11264, 123904, 128, 8, 8);
+    CHECK(batch.project_first == 2.0 * 76825 * 128 * 64 + 3.0 * 123904 * 64);
+    CHECK(batch.aggregate_first ==
+          4.0 * 76825 * 128 * 8 + 2.0 * 123904 * 8 * 128 + 3.0 * 11264 * 8 * 128 * 8);
+    CHECK(batch.aggregate_first < 0.7 * batch.project_first);
+    // Every row formed, inputs wider than a head: projecting first costs less.
+    const nn::ProjectionCosts whole = nn::projection_costs(76825, 76825, 845075, 128, 8, 8);
+    CHECK(whole.project_first < whole.aggregate_first);
+    constexpr std::int64_t kWide = 32;
+    const Graph graph = maskgat::masks::from_graph(test::random_graph(kNodes, 4, 46), true);
+    const RowMatrix<float> x = test::random_matrix<float>(kNodes, kWide, 47);
+    std::vector<std::uint8_t> one(kNodes, 0);
+    one[0] = 1;
+    auto options = test::layer_options<nn::GatConv>(kWide, 8, 8, true);
+    test::Harness<nn::GatConv> automatic(options, 48);
+    maskgat::Rng rng(49);
+    RowMatrix<float> out;
+    automatic.layer.forward(graph, x, nn::Mode::kEval, rng, automatic.cache, out);
+    CHECK_FALSE(automatic.cache.aggregated_first);
+    automatic.layer.forward(graph, x, nn::Mode::kEval, rng, automatic.cache, out, one);
+    CHECK(automatic.cache.aggregated_first);
+    const maskgat::RowSparse<float> sparse = x.sparseView();
+    automatic.layer.forward(graph, sparse, nn::Mode::kEval, rng, automatic.cache, out, one);
+    CHECK_FALSE(automatic.cache.aggregated_first);
+    options.order = nn::ProjectionOrder::kAggregateFirst;
+    test::Harness<nn::GatConv> forced(options, 48);
+    CHECK_THROWS_WITH_AS(
+        forced.layer.forward(graph, sparse, nn::Mode::kEval, rng, forced.cache, out),
+        "gat_conv.forward: the aggregate-first order needs a dense x and no halo, got a sparse x",
+        maskgat::InvalidArgument);
   }
   TEST_CASE("GatV2Conv equals the dense reference on every mask - float and double") {
     check_against_dense_reference<nn::BasicGatV2Conv<float>>(1e-5);
