@@ -1,7 +1,8 @@
 #include "maskgat/nn/gat_conv.hpp"
 
+#include <algorithm>
+#include <array>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "core/detail/parallel.hpp"
@@ -9,18 +10,20 @@
 #include "maskgat/ops/matmul.hpp"
 #include "maskgat/ops/shared_values.hpp"
 #include "nn/detail/layer_common.hpp"
+#include "ops/detail/head_layout.hpp"
 #include "ops/detail/head_scores.hpp"
 
 namespace maskgat::nn {
 namespace {
 
-// W_e a_edge, the edge features' weights folded with the edge attention vector:
-// folded(d, h) = <head h of row d of W_e, a_edge_h> (D x H), so the edge term is f_ij folded.
+// A projection folded with an attention vector: folded(d, h) = <head h of row d of W, a_h>
+// (D x H, `folded` sized by the caller), so <a_h, head h of f W> is <f, folded(:, h)>. For the edge
+// features' W_e and a_edge, the edge term is f_ij folded; for W and a_src or a_dst, the scores.
 template <typename T>
 void fold_edge_attention(const Eigen::Ref<const RowMatrix<T>>& weight,
-                         const Eigen::Ref<const RowMatrix<T>>& att, RowMatrix<T>& folded) {
+                         const Eigen::Ref<const RowMatrix<T>>& att,
+                         Eigen::Ref<RowMatrix<T>> folded) {
   const std::int64_t channels = att.cols();
-  folded.resize(weight.rows(), att.rows());
   for (std::int64_t d = 0; d < weight.rows(); ++d) {
     for (std::int64_t h = 0; h < att.rows(); ++h) {
       folded(d, h) = weight.row(d).segment(h * channels, channels).dot(att.row(h));
@@ -32,7 +35,7 @@ void fold_edge_attention(const Eigen::Ref<const RowMatrix<T>>& weight,
 template <typename T>
 void fold_edge_attention_backward(const Eigen::Ref<const RowMatrix<T>>& weight,
                                   const Eigen::Ref<const RowMatrix<T>>& att,
-                                  const RowMatrix<T>& grad_folded,
+                                  const Eigen::Ref<const RowMatrix<T>>& grad_folded,
                                   Eigen::Ref<RowMatrix<T>> grad_weight,
                                   Eigen::Ref<RowMatrix<T>> grad_att) {
   const std::int64_t channels = att.cols();
@@ -43,6 +46,128 @@ void fold_edge_attention_backward(const Eigen::Ref<const RowMatrix<T>>& weight,
       grad_att.row(h) += g * weight.row(d).segment(h * channels, channels);
     }
   }
+}
+
+// Weight rows per task of the aggregate-first weight gradients: a constant, so each element's sum
+// is formed by the same product on any number of threads.
+constexpr std::int64_t kWeightRowBlock = 32;
+
+// Columns of the score products formed per pass over a row of x, their sums in registers.
+constexpr std::int64_t kScoreColumns = 16;
+template <typename T>
+using ScoreBlock = Eigen::Array<T, kScoreColumns, 1>;
+template <typename T>
+using ScoreTail = Eigen::Array<T, Eigen::Dynamic, 1, 0, kScoreColumns, 1>;
+
+// Calls fn(sums, first) for each block of columns [first, first + sums.size()) of a row of 2 H
+// score columns: a fixed-size block of kScoreColumns (the 8 heads' two scores), or a shorter one.
+template <typename T, typename Fn>
+void for_each_score_block(std::int64_t width, Fn&& fn) {
+  std::int64_t first = 0;
+  for (; first + kScoreColumns <= width; first += kScoreColumns) {
+    fn(ScoreBlock<T>::Zero().eval(), first);
+  }
+  if (first < width) fn(ScoreTail<T>::Zero(width - first).eval(), first);
+}
+
+// Rows of x whose score sums `score_products` forms at once, and columns of x whose gradient sums
+// `score_products_backward` forms at once: independent multiply-add chains, enough to hide their
+// latency (one chain per row ran at a quarter of the rate).
+constexpr std::int64_t kScoreRows = 8;
+
+// src(i, h) = <x_i, folded(:, h)> and dst(i, h) = <x_i, folded(:, H + h)>, each a sum over x's
+// columns in order, in fixed blocks of rows. Each row of x is read once with its 2 H sums in
+// registers, kScoreRows rows at a time: for so few columns Eigen's product packs all of x first,
+// as much traffic as the product itself.
+template <typename T>
+void score_products(const Eigen::Ref<const RowMatrix<T>>& x, const RowMatrix<T>& folded,
+                    RowMatrix<T>& src, RowMatrix<T>& dst) {
+  const std::int64_t heads = folded.cols() / 2;
+  const std::int64_t features = x.cols();
+  ops::detail::resize_buffer(src, x.rows(), heads);
+  ops::detail::resize_buffer(dst, x.rows(), heads);
+  maskgat::detail::for_each_block(
+      x.rows(), maskgat::detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t first_row = begin; first_row < end; first_row += kScoreRows) {
+          // A group past the block's end repeats its last row, whose sums are not stored.
+          std::array<const T*, kScoreRows> rows{};
+          for (std::int64_t k = 0; k < kScoreRows; ++k) {
+            rows[k] = x.row(std::min(first_row + k, end - 1)).data();
+          }
+          for_each_score_block<T>(folded.cols(), [&](auto zero, std::int64_t first) {
+            using Sums = decltype(zero);
+            std::array<Sums, kScoreRows> sums;
+            sums.fill(zero);
+            for (std::int64_t f = 0; f < features; ++f) {
+              const Eigen::Map<const Sums> column(folded.row(f).data() + first, zero.size());
+              for (std::int64_t k = 0; k < kScoreRows; ++k) sums[k] += rows[k][f] * column;
+            }
+            for (std::int64_t k = 0; k < std::min(kScoreRows, end - first_row); ++k) {
+              for (std::int64_t c = 0; c < zero.size(); ++c) {
+                const std::int64_t at = first + c;
+                (at < heads ? src(first_row + k, at) : dst(first_row + k, at - heads)) = sums[k][c];
+              }
+            }
+          });
+        }
+      });
+}
+
+// Backward of `score_products`: grad_folded (F x 2 H, overwritten) = x^T [grad_src grad_dst].
+// Each fixed block of rows sums its rows in order into its own partial (`partials`, resized),
+// kScoreRows columns of x at a time, then every element adds the blocks' partials in block order:
+// the same sums on any number of threads.
+template <typename T>
+void score_products_backward(const Eigen::Ref<const RowMatrix<T>>& x, const RowMatrix<T>& grad_src,
+                             const RowMatrix<T>& grad_dst, RowMatrix<T>& partials,
+                             RowMatrix<T>& grad_folded) {
+  const std::int64_t heads = grad_src.cols();
+  const std::int64_t width = 2 * heads;
+  const std::int64_t features = x.cols();
+  const std::int64_t block = maskgat::detail::kRowBlock;
+  const std::int64_t blocks = (x.rows() + block - 1) / block;
+  ops::detail::resize_buffer(partials, blocks * features, width);
+  maskgat::detail::run_tasks(blocks, [&](std::int64_t b) {
+    const std::int64_t begin = b * block;
+    const std::int64_t count = std::min(block, x.rows() - begin);
+    // The block's gradient rows side by side, [grad_src grad_dst].
+    T* grad = ops::detail::row_scratch<T>(static_cast<std::size_t>(count * width));
+    for (std::int64_t r = 0; r < count; ++r) {
+      std::copy_n(grad_src.row(begin + r).data(), heads, grad + r * width);
+      std::copy_n(grad_dst.row(begin + r).data(), heads, grad + r * width + heads);
+    }
+    for (std::int64_t first_feature = 0; first_feature < features; first_feature += kScoreRows) {
+      // A group past the last column repeats it; those sums are not stored.
+      std::array<std::int64_t, kScoreRows> columns{};
+      for (std::int64_t k = 0; k < kScoreRows; ++k) {
+        columns[k] = std::min(first_feature + k, features - 1);
+      }
+      for_each_score_block<T>(width, [&](auto zero, std::int64_t first) {
+        using Sums = decltype(zero);
+        std::array<Sums, kScoreRows> sums;
+        sums.fill(zero);
+        for (std::int64_t r = 0; r < count; ++r) {
+          const T* row = x.row(begin + r).data();
+          const Eigen::Map<const Sums> gradient(grad + r * width + first, zero.size());
+          for (std::int64_t k = 0; k < kScoreRows; ++k) sums[k] += row[columns[k]] * gradient;
+        }
+        for (std::int64_t k = 0; k < std::min(kScoreRows, features - first_feature); ++k) {
+          Eigen::Map<Sums>(partials.row(b * features + first_feature + k).data() + first,
+                           zero.size()) = sums[k];
+        }
+      });
+    }
+  });
+  ops::detail::resize_buffer(grad_folded, features, width);
+  maskgat::detail::for_each_block(features, kWeightRowBlock,
+                                  [&](std::int64_t begin, std::int64_t end) {
+                                    for (std::int64_t f = begin; f < end; ++f) {
+                                      grad_folded.row(f).setZero();
+                                      for (std::int64_t b = 0; b < blocks; ++b) {
+                                        grad_folded.row(f) += partials.row(b * features + f);
+                                      }
+                                    }
+                                  });
 }
 
 // The rows a call forms, ascending (every row when `rows` is empty), and the mask entries in them.
@@ -59,15 +184,6 @@ std::int64_t formed_rows(const Graph& mask, std::span<const std::uint8_t> rows,
   }
   return edges;
 }
-
-// How many of the projection's multiply-adds one of aggregating first costs: its sums and its
-// narrow score products (x (W_h a), 2 H columns, for which Eigen packs all of x) run at about half
-// the rate of the projection's product (docs/optimisation-log.md, "Aggregating before projecting").
-constexpr double kAggregateFirstRate = 2.0;
-
-// Weight rows per task of the aggregate-first weight gradient: a constant, so each element's sum
-// is formed by the same product on any number of threads.
-constexpr std::int64_t kWeightRowBlock = 32;
 
 // The formed rows' attention output from their per-head sums: head h of formed row r is
 // sums(h * R + r, :) W_h, into `formed_heads` (R x H*C); then `out` (N x H*C) holds those rows at
@@ -200,10 +316,11 @@ void BasicGatConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng&
   if (cache.aggregated_first) {
     cache.rows.assign(rows.begin(), rows.end());
     // <a_src, W_h x_j> = <W_h a_src, x_j>: the scores from x and the folded vectors.
-    fold_edge_attention<T>(weight, store_->value(att_src_), cache.folded_src);
-    fold_edge_attention<T>(weight, store_->value(att_dst_), cache.folded_dst);
-    ops::matmul<T>(x, cache.folded_src, cache.src);
-    ops::matmul<T>(x, cache.folded_dst, cache.dst);
+    const std::int64_t heads = options_.heads;
+    cache.folded.resize(options_.in_features, 2 * heads);
+    fold_edge_attention<T>(weight, store_->value(att_src_), cache.folded.leftCols(heads));
+    fold_edge_attention<T>(weight, store_->value(att_dst_), cache.folded.rightCols(heads));
+    score_products<T>(x.dense(), cache.folded, cache.src, cache.dst);
   } else {
     detail::project(*store_, lin_, x, cache.h);
     if (halo != nullptr) halo->fill(cache.h);
@@ -212,6 +329,7 @@ void BasicGatConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng&
   }
   if (features != nullptr) {
     // <a_edge, f W_e> per head is f (W_e a_edge): a D x H matrix, then one product per edge.
+    cache.edge_att.resize(options_.edge_features, options_.heads);
     fold_edge_attention<T>(store_->value(*lin_edge_), store_->value(*att_edge_), cache.edge_att);
     ops::matmul<T>(*features, cache.edge_att, cache.edge);
   }
@@ -252,7 +370,7 @@ bool BasicGatConv<T>::aggregates_first(InputRef<T> x, const BasicHalo<T>* halo, 
   if (x.is_sparse() || halo != nullptr) return false;
   const ProjectionCosts costs =
       projection_costs(x.rows(), formed, edges, x.cols(), options_.heads, options_.out_features);
-  return costs.aggregate_first * kAggregateFirstRate < costs.project_first;
+  return costs.aggregate_first < costs.project_first;
 }
 
 template <typename T>
@@ -277,14 +395,18 @@ void BasicGatConv<T>::backward(const Graph& graph, InputRef<T> x, Cache& cache,
                                              cache.rows, cache.grad_sums, grad_score, grad_x,
                                              cache.workspace, options_.schedule);
     // Through the folded vectors: dL/d(W_h a) = x^T dL/dscores, then into W and a.
-    for (const auto& [folded, grad, att] :
-         {std::tuple(&cache.folded_src, &cache.grad_src, att_src_),
-          std::tuple(&cache.folded_dst, &cache.grad_dst, att_dst_)}) {
-      cache.grad_folded.setZero(folded->rows(), folded->cols());
-      ops::matmul_backward_weight<T>(x, *grad, cache.grad_folded);
-      fold_edge_attention_backward<T>(weight, store_->value(att), cache.grad_folded,
-                                      store_->grad(lin_.weight), store_->grad(att));
-      if (grad_x != nullptr) ops::matmul_backward_input<T>(*grad, *folded, *grad_x);
+    const std::int64_t heads = options_.heads;
+    score_products_backward<T>(x.dense(), cache.grad_src, cache.grad_dst, cache.grad_partials,
+                               cache.grad_folded);
+    fold_edge_attention_backward<T>(weight, store_->value(att_src_),
+                                    cache.grad_folded.leftCols(heads), store_->grad(lin_.weight),
+                                    store_->grad(att_src_));
+    fold_edge_attention_backward<T>(weight, store_->value(att_dst_),
+                                    cache.grad_folded.rightCols(heads), store_->grad(lin_.weight),
+                                    store_->grad(att_dst_));
+    if (grad_x != nullptr) {
+      ops::matmul_backward_input<T>(cache.grad_src, cache.folded.leftCols(heads), *grad_x);
+      ops::matmul_backward_input<T>(cache.grad_dst, cache.folded.rightCols(heads), *grad_x);
     }
   } else {
     ops::attention_backward(mask, score, cache.h, cache.alpha, cache.dropout, grad_heads,

@@ -22,9 +22,7 @@ namespace maskgat::nn {
 /// Where a GAT layer projects its input: both orders give the same output and gradients up to
 /// float rounding.
 enum class ProjectionOrder {
-  /// per call, aggregate first where that takes at most half the multiply-adds
-  /// (`projection_costs`; its kernels run at about half the projection's rate)
-  kAuto,
+  kAuto,          ///< per call, the order of fewer multiply-adds (`projection_costs`)
   kProjectFirst,  ///< h = x W on every row, then attention over h
   /// scores from x (W_h a) and per-head sums of x's rows (`ops::attention_shared_values`), then
   /// W on the formed rows only; dense x without a halo
@@ -66,7 +64,7 @@ struct GatConvOptions {
   bool residual = false;  ///< add a projection of the input, `x R`, to the output
   Schedule schedule{};    ///< task sizes of the kernels (speed only)
   /// the order of projection and aggregation (rounding only); `kAuto` aggregates first where it
-  /// takes at most half the multiply-adds (a layer forming a few of many rows, narrow inputs)
+  /// takes fewer multiply-adds, as in a sampled batch's input layer
   ProjectionOrder order = ProjectionOrder::kAuto;
 };
 
@@ -117,14 +115,15 @@ class MASKGAT_EXPORT BasicGatConv {
     RowMatrix<T> grad_heads, grad_src, grad_dst, grad_h, grad_edge, grad_edge_att, workspace;
     /// @}
     /// Aggregate-first (`ProjectionOrder::kAggregateFirst`): whether the last forward took that
-    /// order, W a_src and W a_dst (F x H), its `rows` and the formed rows' ids, their per-head sums
-    /// of x ((H * R) x F), those sums projected (R x H*C), and the backward's gradients of both.
+    /// order, W a_src and W a_dst side by side (F x 2H), its `rows` and the formed rows' ids,
+    /// their per-head sums of x ((H * R) x F), those sums projected (R x H*C), and the backward's
+    /// gradients of them and its per-block partial sums.
     /// @{
     bool aggregated_first = false;
-    RowMatrix<T> folded_src, folded_dst;
+    RowMatrix<T> folded;
     std::vector<std::uint8_t> rows;
     std::vector<NodeId> formed;
-    RowMatrix<T> sums, formed_heads, grad_sums, grad_formed, grad_folded;
+    RowMatrix<T> sums, formed_heads, grad_sums, grad_formed, grad_folded, grad_partials;
     /// @}
     /// The attention-dropout key of the forward. Set its `numbers` (one per row of the mask)
     /// before `forward` to draw the mask a whole graph draws on a part of it.
