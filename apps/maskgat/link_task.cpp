@@ -346,11 +346,7 @@ int run_predict_links(PredictOptions& options, train::Checkpoint checkpoint) {
       rows.push_back({{"source", source}, {"target", target}, {"score", rounded(scores[k])}});
     }
   } else {
-    std::int64_t candidates = 0;
-    for (NodeId v = 0; v < dataset.graph.num_nodes(); ++v) {
-      const auto row = dataset.graph.in_neighbors(v);
-      candidates += v != asked && !std::binary_search(row.begin(), row.end(), asked) ? 1 : 0;
-    }
+    const std::int64_t candidates = train::recommendation_candidates(dataset.graph, asked);
     if (options.top_k > candidates) {
       throw InvalidArgument("--top-k " + std::to_string(options.top_k) + ": node '" +
                             *options.recommend + "' has " + std::to_string(candidates) +

@@ -19,12 +19,6 @@ constexpr std::uint64_t kNegativeStream = 0x6e65676174ULL;  // "negat"
 constexpr std::uint64_t kValNegatives = 0;
 constexpr std::uint64_t kTestNegatives = 1;
 
-// Whether `source -> target` is an edge of `graph` (binary search in target's row).
-bool has_edge(const Graph& graph, NodeId source, NodeId target) {
-  const auto row = graph.in_neighbors(target);
-  return std::binary_search(row.begin(), row.end(), source);
-}
-
 // The graph's pairs: every edge but self-loops, as (source, target); undirected, each pair once
 // with source < target.
 std::vector<std::pair<NodeId, NodeId>> pairs_of(const Graph& graph, bool undirected) {
@@ -83,7 +77,7 @@ NodePairs sample_negatives(const Graph& graph, std::int64_t count, bool undirect
     auto target = static_cast<NodeId>(rng.uniform_int(n));
     if (source == target) continue;
     if (undirected && source > target) std::swap(source, target);
-    if (has_edge(graph, source, target) || (undirected && has_edge(graph, target, source))) {
+    if (graph.has_edge(source, target) || (undirected && graph.has_edge(target, source))) {
       continue;
     }
     const std::uint64_t key =

@@ -1,5 +1,6 @@
 #include "maskgat/graph/graph.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -51,7 +52,8 @@ EdgeId check_view(std::span<const EdgeId> offsets, std::span<const NodeId> ids, 
             std::to_string(offsets.back()));
   }
   check_blocks(num_nodes, [&](std::int64_t begin, std::int64_t end) -> std::optional<std::string> {
-    for (auto node = static_cast<std::size_t>(begin); node < static_cast<std::size_t>(end); ++node) {
+    for (auto node = static_cast<std::size_t>(begin); node < static_cast<std::size_t>(end);
+         ++node) {
       if (offsets[node + 1] < offsets[node]) {
         return std::string(name) + " decreases at node " + std::to_string(node) + ": " +
                std::to_string(offsets[node]) + " then " + std::to_string(offsets[node + 1]);
@@ -62,7 +64,8 @@ EdgeId check_view(std::span<const EdgeId> offsets, std::span<const NodeId> ids, 
   std::vector<EdgeId> loops(static_cast<std::size_t>((num_nodes + kCheckBlock - 1) / kCheckBlock));
   check_blocks(num_nodes, [&](std::int64_t begin, std::int64_t end) -> std::optional<std::string> {
     EdgeId block_loops = 0;
-    for (auto node = static_cast<std::size_t>(begin); node < static_cast<std::size_t>(end); ++node) {
+    for (auto node = static_cast<std::size_t>(begin); node < static_cast<std::size_t>(end);
+         ++node) {
       const EdgeId first = offsets[node];
       for (EdgeId e = first; e < offsets[node + 1]; ++e) {
         const NodeId id = ids[static_cast<std::size_t>(e)];
@@ -178,6 +181,11 @@ Graph::Graph(std::int64_t num_nodes, const Arrays& arrays, std::shared_ptr<const
                  }
                  return std::nullopt;
                });
+}
+
+bool Graph::has_edge(NodeId source, NodeId target) const noexcept {
+  const std::span<const NodeId> row = in_neighbors(target);
+  return std::binary_search(row.begin(), row.end(), source);
 }
 
 std::span<const NodeId> Graph::in_neighbors(NodeId node) const noexcept {

@@ -30,11 +30,6 @@ NodeId node_of(const detail::LineReader& reader, const NodeIndex& nodes, std::st
   return *id;
 }
 
-bool has_edge(const Graph& graph, NodeId source, NodeId target) {
-  const auto row = graph.in_neighbors(target);
-  return std::binary_search(row.begin(), row.end(), source);
-}
-
 constexpr std::array<std::string_view, 5> kParts{"train", "val", "test", "val_negative",
                                                  "test_negative"};
 
@@ -132,7 +127,7 @@ EdgeSplit read_edge_split(const std::filesystem::path& path, const Graph& graph,
     if (source == target)
       reader.fail("the pair is a self-loop, which link prediction never scores");
     const bool edge =
-        has_edge(graph, source, target) || (undirected && has_edge(graph, target, source));
+        graph.has_edge(source, target) || (undirected && graph.has_edge(target, source));
     const bool negative = part - kParts.begin() >= 3;
     if (negative && edge) {
       reader.fail("the negative pair " + std::string(fields[1]) + " " + std::string(fields[2]) +

@@ -81,6 +81,11 @@ Graph mask_of(const nn::Model& model, const Graph& graph) {
 
 constexpr std::uint64_t kFirstTrainingStream = 2;  // 0 and 1: the split's fixed negatives
 
+// Whether `recommend` may return `v` for `node`: not `node` itself, nor a node it has an edge to.
+bool is_candidate(const Graph& graph, NodeId node, NodeId v) {
+  return v != node && !graph.has_edge(node, v);
+}
+
 }  // namespace
 
 TrainOptions link_recipe() {
@@ -163,6 +168,16 @@ LinkMetrics link_metrics(const nn::Model& model, const RowMatrix<float>& states,
   return metrics;
 }
 
+std::int64_t recommendation_candidates(const Graph& graph, NodeId node) {
+  if (node < 0 || node >= graph.num_nodes()) {
+    throw IndexError("recommendation_candidates: node " + std::to_string(node) +
+                     " is outside [0, " + std::to_string(graph.num_nodes()) + ")");
+  }
+  std::int64_t count = 0;
+  for (NodeId v = 0; v < graph.num_nodes(); ++v) count += is_candidate(graph, node, v) ? 1 : 0;
+  return count;
+}
+
 std::vector<ScoredNode> recommend(const nn::Model& model, const RowMatrix<float>& states,
                                   const Graph& graph, NodeId node, std::int64_t k) {
   const std::int64_t n = states.rows();
@@ -197,10 +212,7 @@ std::vector<ScoredNode> recommend(const nn::Model& model, const RowMatrix<float>
   std::vector<NodeId> candidates;
   candidates.reserve(static_cast<std::size_t>(n));
   for (NodeId v = 0; v < n; ++v) {
-    if (v == node) continue;
-    const auto row = graph.in_neighbors(v);
-    if (std::binary_search(row.begin(), row.end(), node)) continue;
-    candidates.push_back(v);
+    if (is_candidate(graph, node, v)) candidates.push_back(v);
   }
   if (k < 1 || k > static_cast<std::int64_t>(candidates.size())) {
     throw InvalidArgument("recommend: top " + std::to_string(k) + " asked for, but node " +

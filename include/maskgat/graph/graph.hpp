@@ -79,27 +79,19 @@ class MASKGAT_EXPORT Graph {
 
   /// Destination-major offsets.
   /// @return N+1 entries; row i is the edge ids `[in_offsets()[i], in_offsets()[i+1])`
-  [[nodiscard]] std::span<const EdgeId> in_offsets() const noexcept {
-    return arrays_.in_offsets;
-  }
+  [[nodiscard]] std::span<const EdgeId> in_offsets() const noexcept { return arrays_.in_offsets; }
   /// Source of every edge, destination-major.
   /// @return E entries, ascending within each destination row
-  [[nodiscard]] std::span<const NodeId> in_sources() const noexcept {
-    return arrays_.in_sources;
-  }
+  [[nodiscard]] std::span<const NodeId> in_sources() const noexcept { return arrays_.in_sources; }
   /// Edge weights in destination-major order.
   /// @return E entries, or none for an unweighted graph
   [[nodiscard]] std::span<const float> weights() const noexcept { return arrays_.weights; }
   /// Source-major offsets.
   /// @return N+1 entries; source j's slots are `[out_offsets()[j], out_offsets()[j+1])`
-  [[nodiscard]] std::span<const EdgeId> out_offsets() const noexcept {
-    return arrays_.out_offsets;
-  }
+  [[nodiscard]] std::span<const EdgeId> out_offsets() const noexcept { return arrays_.out_offsets; }
   /// Destination of every edge, source-major.
   /// @return E entries, destinations ascending within each source
-  [[nodiscard]] std::span<const NodeId> out_targets() const noexcept {
-    return arrays_.out_targets;
-  }
+  [[nodiscard]] std::span<const NodeId> out_targets() const noexcept { return arrays_.out_targets; }
   /// Destination-major edge id of each source-major slot.
   /// @return E entries, a permutation of [0, E)
   [[nodiscard]] std::span<const EdgeId> out_edge_ids() const noexcept {
@@ -110,6 +102,11 @@ class MASKGAT_EXPORT Graph {
   /// @param node in [0, N) (not checked)
   /// @return the sources, ascending; edge ids follow from `in_offsets()[node]`
   [[nodiscard]] std::span<const NodeId> in_neighbors(NodeId node) const noexcept;
+  /// Whether the graph holds the edge source -> target: a binary search in target's sources.
+  /// @param source in [0, N) (not checked)
+  /// @param target in [0, N) (not checked)
+  /// @return true when `source` is among `in_neighbors(target)`
+  [[nodiscard]] bool has_edge(NodeId source, NodeId target) const noexcept;
   /// Destinations of the out-edges of `node`.
   /// @param node in [0, N) (not checked)
   /// @return the destinations, ascending

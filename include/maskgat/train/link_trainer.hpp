@@ -81,6 +81,15 @@ struct ScoredNode {
   double score = 0.0;  ///< the probability of the pair being an edge
 };
 
+/// How many nodes `recommend` chooses from for `node`: every node but `node` itself and those
+/// `node` already has an edge to in `graph`.
+/// @param graph the known edges
+/// @param node  in [0, N)
+/// @return the number of candidates
+/// @throws IndexError for `node` out of range.
+[[nodiscard]] MASKGAT_EXPORT std::int64_t recommendation_candidates(const Graph& graph,
+                                                                    NodeId node);
+
 /// The `k` nodes with the highest scores as targets of `node` (`pair_scores` of `node -> v`)
 /// among all nodes v but `node` itself and those `node` already has an edge to in `graph`: an
 /// exact search over every node, O(N D + N log k) with the dot product (O(N D H) with an MLP

@@ -27,12 +27,18 @@ TEST_SUITE("unit") {
     CHECK(graph.edge_destinations() == std::vector<NodeId>{0, 0, 1, 2});
     CHECK(graph.in_degree(0) == 2);
     CHECK(graph.out_degree(2) == 2);
+    CHECK(graph.has_edge(1, 0));
+    CHECK(graph.has_edge(0, 1));
+    CHECK(graph.has_edge(2, 2));
+    CHECK_FALSE(graph.has_edge(1, 2));
+    CHECK_FALSE(graph.has_edge(0, 0));
     // Every source-major slot points at a destination-major edge with the same endpoints.
     const auto destinations = graph.edge_destinations();
     for (NodeId src = 0; src < graph.num_nodes(); ++src) {
       for (EdgeId slot = graph.out_offsets()[static_cast<std::size_t>(src)];
            slot < graph.out_offsets()[static_cast<std::size_t>(src) + 1]; ++slot) {
-        const auto edge = static_cast<std::size_t>(graph.out_edge_ids()[static_cast<std::size_t>(slot)]);
+        const auto edge =
+            static_cast<std::size_t>(graph.out_edge_ids()[static_cast<std::size_t>(slot)]);
         CHECK(graph.in_sources()[edge] == src);
         CHECK(destinations[edge] == graph.out_targets()[static_cast<std::size_t>(slot)]);
       }

@@ -84,11 +84,6 @@ nn::Model link_model(std::int64_t width, std::int64_t decoder_hidden = 0) {
   return train::make_model(o, rng);
 }
 
-bool has_edge(const Graph& graph, NodeId source, NodeId target) {
-  const auto row = graph.in_neighbors(target);
-  return std::binary_search(row.begin(), row.end(), source);
-}
-
 }  // namespace
 
 TEST_SUITE("unit") {
@@ -101,8 +96,8 @@ TEST_SUITE("unit") {
       for (std::int64_t k = 0; k < held->size(); ++k) {
         const auto u = held->sources[static_cast<std::size_t>(k)];
         const auto v = held->targets[static_cast<std::size_t>(k)];
-        CHECK(has_edge(data().graph, u, v));
-        CHECK_FALSE(has_edge(s.train, u, v));
+        CHECK(data().graph.has_edge(u, v));
+        CHECK_FALSE(s.train.has_edge(u, v));
       }
     }
     const double before = trainer.evaluate(s.test, s.test_negatives).roc_auc;
@@ -155,7 +150,7 @@ TEST_SUITE("unit") {
       for (const NodeId node : {NodeId{0}, NodeId{17}, NodeId{299}}) {
         NodePairs every;
         for (NodeId v = 0; v < 300; ++v) {
-          if (v == node || has_edge(graph, node, v)) continue;
+          if (v == node || graph.has_edge(node, v)) continue;
           every.sources.push_back(node);
           every.targets.push_back(v);
         }
@@ -179,7 +174,11 @@ TEST_SUITE("unit") {
     CHECK(tied[0].node < tied[1].node);
     CHECK(tied[1].node < tied[2].node);
     std::int64_t candidates = 0;
-    for (NodeId v = 0; v < 300; ++v) candidates += v != 5 && !has_edge(graph, 5, v) ? 1 : 0;
+    for (NodeId v = 0; v < 300; ++v) candidates += v != 5 && !graph.has_edge(5, v) ? 1 : 0;
+    CHECK(train::recommendation_candidates(graph, 5) == candidates);
+    CHECK_THROWS_WITH_AS(static_cast<void>(train::recommendation_candidates(graph, -1)),
+                         "recommendation_candidates: node -1 is outside [0, 300)",
+                         maskgat::IndexError);
     CHECK_THROWS_WITH_AS(
         static_cast<void>(train::recommend(dot, equal, graph, 5, 1000)),
         ("recommend: top 1000 asked for, but node 5 has " + std::to_string(candidates) +
@@ -272,7 +271,7 @@ TEST_SUITE("unit") {
     const NodeId u = graph.in_neighbors(0).front() == 0 ? graph.in_neighbors(0)[1]
                                                         : graph.in_neighbors(0).front();
     NodeId far = 1;
-    while (far == u || has_edge(graph, far, 0) || has_edge(graph, 0, far)) ++far;
+    while (far == u || graph.has_edge(far, 0) || graph.has_edge(0, far)) ++far;
     const std::string edge = names[static_cast<std::size_t>(u)] + " " + names[0];  // u -> 0
     const std::string non_edge = names[0] + " " + names[static_cast<std::size_t>(far)];
     const auto read_split = [&](const std::string& text) {
