@@ -31,12 +31,15 @@ struct Results {
 // empty.
 template <typename Layer>
 Results run(const Graph& graph, const RowMatrix<float>& x, const RowMatrix<float>& edge_features,
-            std::size_t threads, std::int64_t grain) {
+            std::size_t threads, std::int64_t grain, bool aggregate_first) {
   const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
   auto options = test::layer_options<Layer>(kIn, 8, 4, true);
   options.dropout = 0.5;
   options.schedule.grain = grain;
   if constexpr (requires { options.edge_features; }) options.edge_features = edge_features.cols();
+  if constexpr (requires { options.order; }) {
+    if (aggregate_first) options.order = nn::ProjectionOrder::kAggregateFirst;
+  }
   test::Harness<Layer> harness(options, 1);
   harness.edge_features = edge_features;
   Results results;
@@ -47,20 +50,22 @@ Results run(const Graph& graph, const RowMatrix<float>& x, const RowMatrix<float
   return results;
 }
 
+// With `aggregate_first`, a GAT layer takes that order (`nn::ProjectionOrder`).
 template <typename Layer>
-void check_thread_invariance(std::int64_t edge_width = 0) {
+void check_thread_invariance(std::int64_t edge_width = 0, bool aggregate_first = false) {
   // Node 0 has ~3000 in-edges, node 1 ~1500, ...: ranges must be split by edges, not nodes.
   const Graph graph = test::skewed_graph(kNodes, 3000, 3);
   REQUIRE(graph.num_edges() > 50000);
   const RowMatrix<float> x = test::random_matrix<float>(kNodes, kIn, 4);
   const RowMatrix<float> edges = test::random_matrix<float>(graph.num_edges(), edge_width, 5);
-  const Results baseline = run<Layer>(graph, x, edges, 1, maskgat::Schedule{}.grain);
+  const Results baseline =
+      run<Layer>(graph, x, edges, 1, maskgat::Schedule{}.grain, aggregate_first);
   REQUIRE(baseline.out.allFinite());
   for (const std::size_t threads : {1, 2, 3, 8}) {
     for (const std::int64_t grain : {std::int64_t{64}, maskgat::Schedule{}.grain}) {
       CAPTURE(threads);
       CAPTURE(grain);
-      CHECK(run<Layer>(graph, x, edges, threads, grain) == baseline);
+      CHECK(run<Layer>(graph, x, edges, threads, grain, aggregate_first) == baseline);
     }
   }
 }
@@ -70,6 +75,9 @@ void check_thread_invariance(std::int64_t edge_width = 0) {
 TEST_SUITE("unit") {
   TEST_CASE("GatConv is bitwise identical for 1 2 3 and 8 threads and two grains") {
     check_thread_invariance<nn::GatConv>();
+  }
+  TEST_CASE("GatConv aggregating first is bitwise identical for 1 2 3 and 8 threads") {
+    check_thread_invariance<nn::GatConv>(3, true);
   }
   TEST_CASE("GatV2Conv is bitwise identical for 1 2 3 and 8 threads and two grains") {
     check_thread_invariance<nn::GatV2Conv>();
