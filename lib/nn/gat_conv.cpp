@@ -12,6 +12,7 @@
 #include "nn/detail/layer_common.hpp"
 #include "ops/detail/head_layout.hpp"
 #include "ops/detail/head_scores.hpp"
+#include "ops/detail/register_blocks.hpp"
 
 namespace maskgat::nn {
 namespace {
@@ -48,26 +49,19 @@ void fold_edge_attention_backward(const Eigen::Ref<const RowMatrix<T>>& weight,
   }
 }
 
-// Weight rows per task of the aggregate-first weight gradients: a constant, so each element's sum
-// is formed by the same product on any number of threads.
-constexpr std::int64_t kWeightRowBlock = 32;
-
-// Columns of the score products formed per pass over a row of x, their sums in registers.
-constexpr std::int64_t kScoreColumns = 16;
-template <typename T>
-using ScoreBlock = Eigen::Array<T, kScoreColumns, 1>;
-template <typename T>
-using ScoreTail = Eigen::Array<T, Eigen::Dynamic, 1, 0, kScoreColumns, 1>;
+using ops::detail::kWeightRowBlock;
 
 // Calls fn(sums, first) for each block of columns [first, first + sums.size()) of a row of 2 H
-// score columns: a fixed-size block of kScoreColumns (the 8 heads' two scores), or a shorter one.
+// score columns, their sums in registers: a whole register block (the 8 heads' two scores), or a
+// shorter one.
 template <typename T, typename Fn>
 void for_each_score_block(std::int64_t width, Fn&& fn) {
+  using ops::detail::kColumnBlock;
   std::int64_t first = 0;
-  for (; first + kScoreColumns <= width; first += kScoreColumns) {
-    fn(ScoreBlock<T>::Zero().eval(), first);
+  for (; first + kColumnBlock <= width; first += kColumnBlock) {
+    fn(ops::detail::Block<T>::Zero().eval(), first);
   }
-  if (first < width) fn(ScoreTail<T>::Zero(width - first).eval(), first);
+  if (first < width) fn(ops::detail::Tail<T>::Zero(width - first).eval(), first);
 }
 
 // Rows of x whose score sums `score_products` forms at once, and columns of x whose gradient sums
@@ -186,27 +180,25 @@ std::int64_t formed_rows(const Graph& mask, std::span<const std::uint8_t> rows,
 }
 
 // The formed rows' attention output from their per-head sums: head h of formed row r is
-// sums(h * R + r, :) W_h, into `formed_heads` (R x H*C); then `out` (N x H*C) holds those rows at
-// the formed ids and zero elsewhere (`formed` empty: every row, in order).
+// sums(h * R + r, :) W_h, formed in `formed_heads` (R x H*C); then `out` (N x H*C) holds those rows
+// at the formed ids and zero elsewhere (`formed` empty: every row, formed in `out` itself).
 template <typename T>
 void project_sums(const Eigen::Ref<const RowMatrix<T>>& weight, const RowMatrix<T>& sums,
                   std::int64_t heads, const std::vector<NodeId>& formed, NodeId nodes,
                   RowMatrix<T>& formed_heads, RowMatrix<T>& out) {
   const std::int64_t count = sums.rows() / heads;
   const std::int64_t channels = weight.cols() / heads;
-  ops::detail::resize_buffer(formed_heads, count, weight.cols());
+  RowMatrix<T>& target = formed.empty() ? out : formed_heads;
+  ops::detail::resize_buffer(target, count, weight.cols());
   maskgat::detail::for_each_block(
       count, maskgat::detail::kRowBlock, [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t h = 0; h < heads; ++h) {
-          formed_heads.block(begin, h * channels, end - begin, channels).noalias() =
+          target.block(begin, h * channels, end - begin, channels).noalias() =
               sums.middleRows(h * count + begin, end - begin) *
               weight.middleCols(h * channels, channels);
         }
       });
-  if (formed.empty()) {
-    out = formed_heads;
-    return;
-  }
+  if (formed.empty()) return;
   ops::detail::resize_buffer(out, nodes, weight.cols());
   maskgat::detail::for_each_block(
       nodes, maskgat::detail::kRowBlock,
@@ -309,10 +301,7 @@ void BasicGatConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng&
   const RowMatrix<T>* features = detail::mask_edge_features(
       kWhere, graph, mask, edge_features, options_.edge_features, cache.looped_edge_features);
   const auto weight = store_->value(lin_.weight);
-  const std::int64_t edges = formed_rows(mask, rows, cache.formed);
-  cache.aggregated_first = aggregates_first(
-      x, halo, rows.empty() ? mask.num_nodes() : static_cast<std::int64_t>(cache.formed.size()),
-      edges);
+  cache.aggregated_first = aggregates_first(mask, x, rows, halo, cache.formed);
   if (cache.aggregated_first) {
     cache.rows.assign(rows.begin(), rows.end());
     // <a_src, W_h x_j> = <W_h a_src, x_j>: the scores from x and the folded vectors.
@@ -351,25 +340,26 @@ void BasicGatConv<T>::forward(const Graph& graph, InputRef<T> x, Mode mode, Rng&
 }
 
 template <typename T>
-bool BasicGatConv<T>::aggregates_first(InputRef<T> x, const BasicHalo<T>* halo, std::int64_t formed,
-                                       std::int64_t edges) const {
-  switch (options_.order) {
-    case ProjectionOrder::kProjectFirst:
-      return false;
-    case ProjectionOrder::kAggregateFirst:
-      if (x.is_sparse() || halo != nullptr) {
-        throw InvalidArgument(
-            std::string("gat_conv.forward: the aggregate-first order needs a dense x and no "
-                        "halo, got ") +
-            (x.is_sparse() ? "a sparse x" : "a halo"));
-      }
-      return true;
-    case ProjectionOrder::kAuto:
-      break;
+bool BasicGatConv<T>::aggregates_first(const Graph& mask, InputRef<T> x,
+                                       std::span<const std::uint8_t> rows, const BasicHalo<T>* halo,
+                                       std::vector<NodeId>& formed) const {
+  const bool possible = !x.is_sparse() && halo == nullptr;
+  if (options_.order == ProjectionOrder::kProjectFirst ||
+      (!possible && options_.order == ProjectionOrder::kAuto)) {
+    return false;
   }
-  if (x.is_sparse() || halo != nullptr) return false;
+  if (!possible) {
+    throw InvalidArgument(
+        std::string("gat_conv.forward: the aggregate-first order needs a dense x and no halo, "
+                    "got ") +
+        (x.is_sparse() ? "a sparse x" : "a halo"));
+  }
+  const std::int64_t edges = formed_rows(mask, rows, formed);
+  if (options_.order == ProjectionOrder::kAggregateFirst) return true;
+  const std::int64_t count =
+      rows.empty() ? mask.num_nodes() : static_cast<std::int64_t>(formed.size());
   const ProjectionCosts costs =
-      projection_costs(x.rows(), formed, edges, x.cols(), options_.heads, options_.out_features);
+      projection_costs(x.rows(), count, edges, x.cols(), options_.heads, options_.out_features);
   return costs.aggregate_first < costs.project_first;
 }
 

@@ -40,11 +40,7 @@ void attention(const Graph& mask, const Score& score,
   using T = typename Score::Scalar;
   constexpr const char* kWhere = "ops::attention";
   const auto checked = checked_rows(kWhere, mask, score, values, schedule);
-  if (!rows.empty() && static_cast<std::int64_t>(rows.size()) != mask.num_nodes()) {
-    throw InvalidArgument(std::string(kWhere) + ": rows has " + std::to_string(rows.size()) +
-                          " bytes, expected none or the mask's " +
-                          std::to_string(mask.num_nodes()) + " nodes");
-  }
+  detail::check_rows(kWhere, rows, mask.num_nodes());
   const detail::SomeRows formed(rows);
   const std::int64_t heads = checked.heads;
   const detail::DropoutFactor<T> factor(kWhere, dropout, heads, mask);

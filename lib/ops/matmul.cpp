@@ -8,6 +8,7 @@
 #include "core/detail/parallel.hpp"
 #include "ops/detail/buffer.hpp"
 #include "ops/detail/head_layout.hpp"
+#include "ops/detail/register_blocks.hpp"
 #include "ops/detail/shape_checks.hpp"
 #include "ops/detail/zero_rows.hpp"
 
@@ -16,16 +17,11 @@ namespace {
 
 // Block sizes are constants, never derived from the thread count, so each element's arithmetic
 // is fixed.
+using detail::Block;
+using detail::kColumnBlock;
+using detail::kWeightRowBlock;
+using detail::Tail;
 using maskgat::detail::kRowBlock;
-constexpr std::int64_t kWeightRowBlock = 32;
-
-// Columns of the output formed per pass over a row's entries, so that their sums stay in
-// registers instead of being stored and reloaded per entry.
-constexpr std::int64_t kColumnBlock = 16;
-template <typename T>
-using Block = Eigen::Array<T, kColumnBlock, 1>;
-template <typename T>
-using Tail = Eigen::Array<T, Eigen::Dynamic, 1, 0, kColumnBlock, 1>;
 
 // Columns of the output formed per pass over a row's entries: several register blocks at once,
 // so each entry's index and value are read once per pass and the blocks' independent

@@ -14,14 +14,10 @@ namespace {
 class FormedRows {
  public:
   FormedRows(const char* where, std::span<const std::uint8_t> rows, NodeId nodes) : formed_(rows) {
+    detail::check_rows(where, rows, nodes);
     if (rows.empty()) {
       count_ = nodes;
       return;
-    }
-    if (static_cast<std::int64_t>(rows.size()) != nodes) {
-      throw InvalidArgument(std::string(where) + ": rows has " + std::to_string(rows.size()) +
-                            " bytes, expected none or the mask's " + std::to_string(nodes) +
-                            " nodes");
     }
     places_.resize(rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -196,10 +196,11 @@ class MASKGAT_EXPORT BasicGatConv {
   [[nodiscard]] std::int64_t output_features() const noexcept;
 
  private:
-  // Whether a forward on x (with `halo`) forming `formed` rows with `edges` mask entries between
-  // them aggregates first.
-  [[nodiscard]] bool aggregates_first(InputRef<T> x, const BasicHalo<T>* halo, std::int64_t formed,
-                                      std::int64_t edges) const;
+  // Whether a forward on `mask` and x (with `halo`) forming `rows` aggregates first; if so,
+  // `formed` holds the formed rows' ids (empty: every row).
+  [[nodiscard]] bool aggregates_first(const Graph& mask, InputRef<T> x,
+                                      std::span<const std::uint8_t> rows, const BasicHalo<T>* halo,
+                                      std::vector<NodeId>& formed) const;
 
   ParameterStore<T>* store_;
   GatConvOptions options_;

@@ -3,6 +3,7 @@
 // schedules, each failing with InvalidArgument naming the kernel, the argument and the sizes.
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "maskgat/core/error.hpp"
@@ -56,6 +57,15 @@ inline void check_schedule(const char* where, const Schedule& schedule) {
   if (schedule.grain <= 0) {
     throw InvalidArgument(std::string(where) + ": schedule grain is " +
                           std::to_string(schedule.grain) + ", expected a positive count");
+  }
+}
+
+// Checks the bytes naming the rows a kernel forms: none (every row) or one per node.
+inline void check_rows(const char* where, std::span<const std::uint8_t> rows, std::int64_t nodes) {
+  if (!rows.empty() && static_cast<std::int64_t>(rows.size()) != nodes) {
+    throw InvalidArgument(std::string(where) + ": rows has " + std::to_string(rows.size()) +
+                          " bytes, expected none or the mask's " + std::to_string(nodes) +
+                          " nodes");
   }
 }
 
