@@ -50,7 +50,8 @@
 //   open:N      maps it (`open_store`, every check but the features' checksums) and, beside it,
 //               parses the same graph from a text edge list (written once next to the store);
 //   sampled:N   mini-batch training epochs (batch 1024, fanouts 10,10) on the store: training
-//               nodes per second, feature bytes gathered per second, peak RSS;
+//               nodes per second, feature bytes gathered per second, peak RSS, and the sampler
+//               alone over an epoch's batches (`sampler_train_nodes_per_s`);
 //   layerwise:N layer-wise inference over all N nodes (chunks of 16384 rows), peak RSS.
 
 #include <sys/mman.h>
@@ -79,6 +80,7 @@
 #include "../common/allocator.hpp"
 #include "maskgat/core/error.hpp"
 #include "maskgat/graph/masks.hpp"
+#include "maskgat/graph/sampler.hpp"
 #include "maskgat/io/dataset.hpp"
 #include "maskgat/io/splits.hpp"
 #include "maskgat/io/store.hpp"
@@ -533,6 +535,7 @@ int measure_large(const Measurement& m) {
     options.limits = large_limits();
     const Dataset dataset = maskgat::open_store(store, options);
     line["open_seconds"] = seconds_since(start);
+    line["edges"] = dataset.graph.num_edges();
     maskgat::train::TrainOptions train = maskgat::train::paper_recipe("synthetic");
     train.batch_size = kBatchSize;
     train.fanouts = {10, 10};
@@ -556,6 +559,17 @@ int measure_large(const Measurement& m) {
       line["batch_rows"] = static_cast<double>(rows) / std::ceil(train_nodes / kBatchSize);
       line["gathered_gb_per_s"] = static_cast<double>(rows) *
                                   static_cast<double>(dataset.features.cols()) * 4.0 / epoch / 1e9;
+      // The sampler alone over an epoch's batches, one after another (training overlaps each
+      // batch's sampling with the previous batch's step): the rate it would cap training at.
+      const std::vector<maskgat::NodeId> train_ids = dataset.nodes_in(maskgat::SplitPart::kTrain);
+      maskgat::NeighborSampler sampler(dataset.graph, train.fanouts, train.seed);
+      const auto sampling_start = std::chrono::steady_clock::now();
+      for (std::size_t first = 0; first < train_ids.size(); first += kBatchSize) {
+        const std::size_t count = std::min<std::size_t>(kBatchSize, train_ids.size() - first);
+        [[maybe_unused]] const maskgat::MiniBatch batch =
+            sampler.sample(std::span(train_ids).subspan(first, count), 0);
+      }
+      line["sampler_train_nodes_per_s"] = train_nodes / seconds_since(sampling_start);
     } else {
       const auto inference_start = std::chrono::steady_clock::now();
       const maskgat::RowMatrix<float> logits =

@@ -8,8 +8,9 @@ datasets, one program after the other so neither disturbs the other, and prints 
 Both programs time the median of --epochs epochs and passes after 3 warm-up ones.
 
     compare.py --bench build/test/apps/bench/maskgat-bench [--data-dir datasets] \\
-               [--datasets cora,citeseer,...] [--attention gat|gatv2|dot] [--repeat N] \\
-               [--baseline-1m] [--out all.jsonl]
+               [--datasets cora,citeseer,...,sampled:1000000] [--attention gat|gatv2|dot] \\
+               [--repeat N] [--baseline-1m] [--sampled-epochs 2] [--store-dir DIR] \\
+               [--out all.jsonl]
 
 MaskGAT's training epoch is timed two ways: its "step", as `maskgat train` runs it by default (on
 the training nodes' receptive field, or only at the rows the training nodes' logits need; the
@@ -19,6 +20,16 @@ MaskGAT's), truncated to two decimals so that none is rounded up. With --repeat 
 run N times, alternating, and the table gives the median of each time over the N runs (peak RSS:
 the largest) and the speed-ups of those medians; a line after it lists each run's own speed-ups,
 so a machine whose speed drifts between runs shows its spread.
+
+sampled:N (10^6 is the case docs/performance.md and the README give) compares mini-batch
+training on neighbour-sampled blocks instead, in a table of its own: maskgat-bench's store:N then
+sampled:N (its synthetic graph kept in a store) and torch_baseline.py's sampled:N (the same
+generator's model in numpy, the same protocol: 10 % of the nodes for training, batches of 1024,
+fanouts 10,10), both on 1 and 2 threads, --sampled-epochs epochs each (the epoch of median
+length; the first includes the warm-up on both sides). The table gives training nodes per second
+of the whole loop, PyTorch's sampling, gather and model seconds apart, its model-only rate
+(training nodes over the model's seconds alone: the fair figure if one does not accept its
+vectorised sampler), MaskGAT's sampler alone, and both speed-ups.
 
 Dataset names are maskgat-bench's; torch_baseline.py's docstring says what it builds for each
 (its synthetic:N has the shape of maskgat-bench's, not the same edges). The baseline is not run
@@ -45,6 +56,60 @@ def run_lines(command, env=None):
     if result.returncode != 0:
         print(f"  exit {result.returncode}", file=sys.stderr)
     return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+def run_sampled(args, data_dir, datasets):
+    """One run of both programs on the sampled:N datasets, 1 and 2 threads: MaskGAT's lines and
+    the baseline's, each keyed by (dataset, threads), and every JSON line."""
+    stores = [f"store:{d.split(':', 1)[1]}" for d in datasets]
+    lines = run_lines([args.bench, "--dataset", ",".join(stores + datasets), "--threads", "1,2",
+                       "--epochs", str(args.sampled_epochs), "--data-dir", data_dir]
+                      + (["--store-dir", args.store_dir] if args.store_dir else []))
+    mine = {(f"sampled:{line['nodes']}", line["threads"]): line
+            for line in lines if line.get("bench") == "sampled"}
+    theirs, their_lines = {}, []
+    if args.attention != "dot":
+        for threads in (1, 2):
+            got = run_lines([args.python, BASELINE, "--datasets", ",".join(datasets), "--threads",
+                             str(threads), "--epochs", str(args.sampled_epochs), "--attention",
+                             args.attention, "--data-dir", data_dir])
+            their_lines += got
+            theirs.update({(line["dataset"], threads): line
+                           for line in got if line.get("status") == "ok"})
+    return mine, theirs, lines + their_lines
+
+
+def print_sampled(datasets, runs):
+    """The sampled comparison's table from every run's (mine, theirs): medians over the runs."""
+    keys = {(dataset, threads) for dataset in datasets for threads in (1, 2)}
+    mine = {key: combine([run[0].get(key) for run in runs]) for key in keys}
+    theirs = {key: combine([run[1].get(key) for run in runs]) for key in keys}
+    print("\n| graph | threads | MaskGAT s / epoch | MaskGAT training nodes/s | MaskGAT sampler "
+          "alone, nodes/s | PyTorch s / epoch (sampling / gather / model) | PyTorch training "
+          "nodes/s | PyTorch model only, nodes/s | speed-up, whole loop | speed-up vs model only | "
+          "input rows per batch, MaskGAT / PyTorch | peak RSS MB, MaskGAT / PyTorch |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for dataset in datasets:
+        for threads in (1, 2):
+            line, their = mine[(dataset, threads)], theirs[(dataset, threads)] or {}
+            if line is None:
+                print(f"| {dataset} | {threads} | measurement failed |" + " |" * 9)
+                continue
+            note = "not run" if not runs[0][1] and not their else "failed" if not their else None
+            parts = note or (f"{their['seconds_per_epoch']:.2f} ({their['sampling_seconds']:.2f} / "
+                             f"{their['gather_seconds']:.2f} / {their['model_seconds']:.2f})")
+            print(f"| {dataset} ({line['edges']} edges) | {threads} | "
+                  f"{line['seconds_per_epoch']:.2f} | {line['train_nodes_per_s']:,.0f} | "
+                  f"{line['sampler_train_nodes_per_s']:,.0f} | {parts} | "
+                  f"{note or format(their['train_nodes_per_s'], ',.0f')} | "
+                  f"{note or format(their['model_train_nodes_per_s'], ',.0f')} | "
+                  f"{ratio(line['train_nodes_per_s'], their.get('train_nodes_per_s'))} | "
+                  f"{ratio(line['train_nodes_per_s'], their.get('model_train_nodes_per_s'))} | "
+                  f"{line['batch_rows']:,.0f} / {note or format(their['batch_rows'], ',.0f')} | "
+                  f"{fmt(line['peak_rss_mb'], 0)} / {note or fmt(their['peak_rss_mb'], 0)} |")
+    print("\nSampled: batches of 1024 training nodes, fanouts 10,10, 10 % of the nodes for "
+          "training; speed-ups are MaskGAT's training nodes per second over PyTorch's whole loop "
+          "and over its model-only rate, truncated to two decimals.")
 
 
 def run_baseline(python, data_dir, datasets, attention, epochs):
@@ -114,9 +179,14 @@ def main():
                         help="also run the baseline at synthetic:1000000")
     parser.add_argument("--repeat", type=int, default=1,
                         help="runs of both programs, alternating; the table gives medians")
+    parser.add_argument("--sampled-epochs", type=int, default=2,
+                        help="epochs per measurement on sampled:N datasets")
+    parser.add_argument("--store-dir", help="where maskgat-bench writes the sampled:N graphs' "
+                                            "stores (default: its own)")
     parser.add_argument("--out", help="write every JSON line (both programs) to this file")
     args = parser.parse_args()
-    datasets = [d for d in args.datasets.split(",") if d]
+    sampled = [d for d in args.datasets.split(",") if d.startswith("sampled:")]
+    datasets = [d for d in args.datasets.split(",") if d and d not in sampled]
     data_dir = os.path.abspath(args.data_dir)
 
     if args.repeat < 1:
@@ -125,7 +195,12 @@ def main():
         d for d in datasets if d != "synthetic:1000000" or args.baseline_1m]
     all_lines = []
     runs = []  # per run: (ours keyed by (dataset, threads), the baseline's keyed by dataset)
+    sampled_runs = []  # per run: (ours, the baseline's), both keyed by (dataset, threads)
     for _ in range(args.repeat):
+        if sampled:
+            mine, theirs, lines = run_sampled(args, data_dir, sampled)
+            sampled_runs.append((mine, theirs))
+            all_lines += lines
         lines = run_lines([args.bench, "--dataset", "limits," + ",".join(datasets),
                            "--threads", "1,2", "--attention", args.attention,
                            "--epochs", str(args.epochs), "--data-dir", data_dir])
@@ -147,57 +222,60 @@ def main():
     baseline = {dataset: combine([theirs.get(dataset) for _, theirs in runs])
                 for dataset in baseline_datasets}
 
-    two = limits.get(2, {})
-    print("| dataset | nodes / edges | MaskGAT step ms, 1 / 2 threads | MaskGAT whole-graph ms, "
-          "1 / 2 threads | PyTorch whole-graph ms | speed-up vs MaskGAT step | speed-up vs "
-          "MaskGAT whole graph | floor ms (whole graph) | MaskGAT inference ms | PyTorch "
-          "inference ms | inference speed-up | MaskGAT peak RSS MB (model) | PyTorch peak RSS MB | "
-          "attention Medges/s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for dataset in datasets:
-        one_thread = measured.get((dataset, 1))
-        line = measured.get((dataset, 2))
-        if line is None:
-            print(f"| {dataset} | measurement failed |" + " |" * 12)
-            continue
-        floor = None
-        if two:
-            floor = 1e3 * max(line["epoch_gflop"] / two["gemm_gflop_per_s"],
-                              line["epoch_gbyte"] / two["copy_gb_per_s"])
-        theirs = baseline.get(dataset) or {}
-        note = "not run" if dataset not in baseline else ("failed" if not theirs else None)
-        train = theirs.get("train")
-        print(f"| {dataset} | {line['nodes']} / {line['edges']} | "
-              f"{fmt_ms(one_thread and one_thread['ms_per_epoch'])} / "
-              f"{fmt_ms(line['ms_per_epoch'])} | "
-              f"{fmt_ms(one_thread and one_thread['ms_per_epoch_graph'])} / "
-              f"{fmt_ms(line['ms_per_epoch_graph'])} | {note or fmt_ms(train)} | "
-              f"{ratio(train, line['ms_per_epoch'])} | "
-              f"{ratio(train, line['ms_per_epoch_graph'])} | "
-              f"{fmt(floor, 2)} | {fmt_ms(line['ms_inference'])} | "
-              f"{note or fmt_ms(theirs.get('infer'))} | "
-              f"{ratio(theirs.get('infer'), line['ms_inference'])} | "
-              f"{fmt(line['peak_rss_mb'], 0)} ({fmt(line['model_mb'], 0)}) | "
-              f"{note or fmt(theirs.get('rss'), 0)} | "
-              f"{fmt(line['attention_edges_per_s'] / 1e6)} |")
-    print("\nMaskGAT step: its training epoch as `maskgat train` runs it (on the training nodes' "
-          "receptive field, or at the rows their logits need). MaskGAT whole graph: the same epoch "
-          "over every node, as PyTorch computes it. Speed-ups: PyTorch's whole-graph epoch over "
-          "each of the two (2 threads), truncated to two decimals.")
-    if args.repeat > 1:
-        spreads = []
+    if datasets:
+        two = limits.get(2, {})
+        print("| dataset | nodes / edges | MaskGAT step ms, 1 / 2 threads | MaskGAT whole-graph "
+              "ms, 1 / 2 threads | PyTorch whole-graph ms | speed-up vs MaskGAT step | speed-up "
+              "vs MaskGAT whole graph | floor ms (whole graph) | MaskGAT inference ms | PyTorch "
+              "inference ms | inference speed-up | MaskGAT peak RSS MB (model) | PyTorch peak "
+              "RSS MB | attention Medges/s |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for dataset in datasets:
-            speedups = []
-            for mine, theirs in runs:
-                line, their = mine.get((dataset, 2)), theirs.get(dataset)
-                if line and their:
-                    speedups.append(f"{ratio(their['train'], line['ms_per_epoch'])} / "
-                                    f"{ratio(their['train'], line['ms_per_epoch_graph'])}")
-            if speedups:
-                spreads.append(f"{dataset} {', '.join(speedups)}")
-        if spreads:
-            print(f"\nSpeed-ups (vs step / vs whole graph) of each of the {args.repeat} runs: "
-                  + "; ".join(spreads) + ".")
+            one_thread = measured.get((dataset, 1))
+            line = measured.get((dataset, 2))
+            if line is None:
+                print(f"| {dataset} | measurement failed |" + " |" * 12)
+                continue
+            floor = None
+            if two:
+                floor = 1e3 * max(line["epoch_gflop"] / two["gemm_gflop_per_s"],
+                                  line["epoch_gbyte"] / two["copy_gb_per_s"])
+            theirs = baseline.get(dataset) or {}
+            note = "not run" if dataset not in baseline else ("failed" if not theirs else None)
+            train = theirs.get("train")
+            print(f"| {dataset} | {line['nodes']} / {line['edges']} | "
+                  f"{fmt_ms(one_thread and one_thread['ms_per_epoch'])} / "
+                  f"{fmt_ms(line['ms_per_epoch'])} | "
+                  f"{fmt_ms(one_thread and one_thread['ms_per_epoch_graph'])} / "
+                  f"{fmt_ms(line['ms_per_epoch_graph'])} | {note or fmt_ms(train)} | "
+                  f"{ratio(train, line['ms_per_epoch'])} | "
+                  f"{ratio(train, line['ms_per_epoch_graph'])} | "
+                  f"{fmt(floor, 2)} | {fmt_ms(line['ms_inference'])} | "
+                  f"{note or fmt_ms(theirs.get('infer'))} | "
+                  f"{ratio(theirs.get('infer'), line['ms_inference'])} | "
+                  f"{fmt(line['peak_rss_mb'], 0)} ({fmt(line['model_mb'], 0)}) | "
+                  f"{note or fmt(theirs.get('rss'), 0)} | "
+                  f"{fmt(line['attention_edges_per_s'] / 1e6)} |")
+        print("\nMaskGAT step: its training epoch as `maskgat train` runs it (on the training "
+              "nodes' receptive field, or at the rows their logits need). MaskGAT whole graph: the "
+              "same epoch over every node, as PyTorch computes it. Speed-ups: PyTorch's "
+              "whole-graph epoch over each of the two (2 threads), truncated to two decimals.")
+        if args.repeat > 1:
+            spreads = []
+            for dataset in datasets:
+                speedups = []
+                for mine, theirs in runs:
+                    line, their = mine.get((dataset, 2)), theirs.get(dataset)
+                    if line and their:
+                        speedups.append(f"{ratio(their['train'], line['ms_per_epoch'])} / "
+                                        f"{ratio(their['train'], line['ms_per_epoch_graph'])}")
+                if speedups:
+                    spreads.append(f"{dataset} {', '.join(speedups)}")
+            if spreads:
+                print(f"\nSpeed-ups (vs step / vs whole graph) of each of the {args.repeat} runs: "
+                      + "; ".join(spreads) + ".")
+    if sampled:
+        print_sampled(sampled, sampled_runs)
     for threads, line in sorted(limits.items()):
         print(f"\nLimits on {threads} thread(s): copy {line['copy_gb_per_s']:.1f} GB/s, "
               f"GEMM {line['gemm_gflop_per_s']:.1f} GFLOP/s, random 64-float row gathers "

@@ -9,6 +9,7 @@ python3-torch, python3-numpy, python3-scipy, run with /usr/bin/python3); not tor
     torch_baseline.py --datasets tu:PROTEINS --model SPEC [--batch-size 32] [--threads 1]
     torch_baseline.py --train --datasets cora,citeseer --seeds 10 [--threads 2]
     torch_baseline.py --datasets link:cora,link:amazon-photo [--model SPEC] [--out-dim 16]
+    torch_baseline.py --datasets sampled:1000000 [--epochs 2] [--batch-size 1024] [--threads 1]
 
 --model SPEC builds a MaskGAT model spec (docs/model-specs.md) instead, module by module with
 PyTorch's and PyG's defaults (not edge_dim; the readouts sum_pool, mean_pool, max_pool as PyG's
@@ -74,6 +75,23 @@ Datasets, read from --data-dir (the folder `datasets/fetch.sh` fills):
                    takes binary_cross_entropy_with_logits, backward and an Adam step (lr 0.005,
                    no weight decay, as MaskGAT's link_recipe). `ms_per_epoch` is its median;
                    no inference is timed.
+
+  sampled:N        mini-batch training on neighbour-sampled blocks of synthetic:N's graph, as
+                   maskgat-bench's sampled:N runs it on its store: N / 100 training nodes per
+                   class (10 % of the nodes, numpy seed 1), visited in a shuffled order in batches
+                   of --batch-size (1024), fanouts 10,10. Each batch is sampled by sample_blocks
+                   (vectorised PyTorch, the C++ sampler's rule: each layer keeps up to 10
+                   in-neighbours of every node it computes, uniformly without replacement, drawn
+                   afresh per layer; blocks numbered as DGL's and the C++ library's, so each layer
+                   computes only the rows the next one reads), its input rows and labels gathered
+                   (index_select), and the model run on the blocks (forward, cross-entropy at the
+                   batch's nodes, backward, Adam step; each GATConv projects every row it reads, as
+                   PyG's does). The JSON line gives the epoch of median length (the first epoch
+                   includes the warm-up, as maskgat-bench's; --warmup does not apply):
+                   `seconds_per_epoch`, its `sampling_seconds`, `gather_seconds` and
+                   `model_seconds`, `train_nodes_per_s` (the whole loop) and
+                   `model_train_nodes_per_s` (training nodes over the model's time alone), and
+                   `batch_rows` (input rows per batch, mean).
 
 Timing (the default): each dataset in its own child process, so that its peak RSS is its own.
 The child times --warmup untimed then --epochs timed inference passes (evaluation forward and
@@ -316,7 +334,9 @@ def build_model(spec, in_features, classes):
     skip, no bias, where the widths differ) and gat / gatv2 layers as PyG's GATConv / GATv2Conv
     with concat, dropout, bias, negative_slope, add_self_loops, residual and share_weights (not
     edge_dim). Its forward takes x and `edges`: {True: (source, target) with one self-loop per
-    node, False: without}."""
+    node, False: without}, or {"blocks": one such dict per attention layer, in order, each with
+    "rows", its destinations, which are the first rows of its input (a sampled mini-batch, as DGL
+    and the C++ library run it: each layer computes only the rows the next one reads)}."""
     import torch
     import torch.nn.functional as F
     from torch import nn
@@ -360,17 +380,20 @@ def build_model(spec, in_features, classes):
 
         def forward(self, x, edges):
             o = self.o
+            if "blocks" in edges:  # a sampled block: its destinations are x's first rows
+                edges = edges["blocks"][self.index]
             source, target = edges[o["add_self_loops"]]
-            n, shape = x.size(0), (-1, o["heads"], o["channels"])
+            n, shape = edges.get("rows", x.size(0)), (-1, o["heads"], o["channels"])
             if self.kind == "gat":
                 h = (x @ self.weight.t()).view(shape)
-                score_src, score_dst = (h * self.att_src).sum(-1), (h * self.att_dst).sum(-1)
+                score_src, score_dst = (h * self.att_src).sum(-1), (h[:n] * self.att_dst).sum(-1)
                 scores = F.leaky_relu(score_src.index_select(0, source) +
                                       score_dst.index_select(0, target), o["negative_slope"])
                 values = h.index_select(0, source)
             else:
                 h = F.linear(x, self.lin_l, self.bias_l).view(shape)
-                right = h if o["share_weights"] else F.linear(x, self.lin_r, self.bias_r).view(shape)
+                right = (h[:n] if o["share_weights"] else
+                         F.linear(x[:n], self.lin_r, self.bias_r).view(shape))
                 values = h.index_select(0, source)
                 scores = (F.leaky_relu(values + right.index_select(0, target), o["negative_slope"])
                           * self.att).sum(-1)
@@ -379,7 +402,7 @@ def build_model(spec, in_features, classes):
                 0, target, values * alpha.unsqueeze(-1))
             out = out.reshape(n, -1) if o["concat"] else out.mean(1)
             if self.res is not None:
-                out = out + x @ self.res.t()
+                out = out + x[:n] @ self.res.t()
             return out if self.bias is None else out + self.bias
 
     class Pool(nn.Module):
@@ -435,6 +458,7 @@ def build_model(spec, in_features, classes):
                 y = step(y, edges) if isinstance(step, (Conv, Sequence, Pool)) else step(y)
             if self.skip is None:
                 return y
+            x = x[:y.size(0)]  # a sampled block's destinations
             return y + (x if self.skip is True else x @ self.skip.t())
 
     defaults = {
@@ -452,6 +476,8 @@ def build_model(spec, in_features, classes):
         "attention_pool": {"heads": 1},
     }
 
+    convs = []  # the attention layers in order: the k-th reads a sampled batch's k-th block
+
     def build(modules, width, skip):
         built = []
         for module in modules:
@@ -465,6 +491,8 @@ def build_model(spec, in_features, classes):
                 if o.get("edge_dim"):
                     raise SystemExit("torch_baseline.py: edge_dim is not modelled here")
                 built.append(Conv(kind, width, o))
+                built[-1].index = len(convs)
+                convs.append(built[-1])
                 width = built[-1].width
             elif kind == "linear":
                 built.append(nn.Linear(width, o["out"], bias=o["bias"]))
@@ -790,6 +818,104 @@ def time_links(args, dataset):
             "peak_rss_mb": peak_rss_mb()}
 
 
+def sample_blocks(indptr, indices, seeds, fanouts, local, generator):
+    """The blocks of a mini-batch whose outputs are `seeds`, from the output layer down, as
+    maskgat::NeighborSampler draws them: every node a layer computes keeps up to its fanout of
+    its in-neighbours (CSR by destination: `indptr`, `indices`), uniformly without replacement
+    (all of them when fewer), drawn afresh in every layer; the nodes a layer adds are numbered
+    after those already present (ascending original ids), so each layer's destinations are the
+    first rows of its sources. Vectorised: a random key per in-edge of the layer's rows, one sort
+    by (row, key), the first `fanout` of each row kept. `local` is -1 for every node (N entries)
+    and is left so. Returns every node (the input rows) and the blocks, input layer first."""
+    import torch
+    nodes = seeds
+    local[nodes] = torch.arange(nodes.numel())
+    blocks = []
+    for fanout in reversed(fanouts):
+        rows = nodes.numel()
+        starts = indptr.index_select(0, nodes)
+        degrees = indptr.index_select(0, nodes + 1) - starts
+        row = torch.repeat_interleave(torch.arange(rows), degrees)
+        first = torch.cumsum(degrees, 0) - degrees  # each row's first entry in `row`
+        position = torch.arange(row.numel()) - first.index_select(0, row)
+        if fanout >= 0:
+            keys = torch.rand(row.numel(), generator=generator, dtype=torch.float64)
+            order = torch.argsort(row.to(torch.float64) + keys)  # rows ascending, random inside
+            row = row.index_select(0, order)
+            rank = torch.arange(row.numel()) - first.index_select(0, row)
+            keep = order[rank < fanout]
+            row, position = row.index_select(0, keep), position.index_select(0, keep)
+        sources = indices.index_select(0, starts.index_select(0, row) + position)
+        ids = local.index_select(0, sources)
+        fresh = torch.unique(sources[ids < 0])
+        local[fresh] = torch.arange(nodes.numel(), nodes.numel() + fresh.numel())
+        nodes = torch.cat([nodes, fresh])
+        ids = local.index_select(0, sources)
+        loops = torch.arange(rows)
+        blocks.append({"rows": rows, False: (ids, row),
+                       True: (torch.cat([ids, loops]), torch.cat([row, loops]))})
+    local[nodes] = -1
+    return nodes, blocks[::-1]
+
+
+def time_sampled(args, dataset):
+    """Mini-batch training epochs on neighbour-sampled blocks of synthetic:N, as maskgat-bench's
+    sampled:N runs them: 10 % of the nodes for training (N / 100 per class), visited in a shuffled
+    order in batches of --batch-size, fanouts 10,10; per batch the sampling, the gather of the
+    input rows and the batch's labels, and the model (forward on the blocks, loss at the batch's
+    nodes, backward, Adam step), each timed apart."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    nodes = int(dataset.split(":", 1)[1])
+    x, labels, edges, *_ = synthetic(nodes)
+    train, _, _ = per_class_split(labels, np.arange(nodes), nodes // 100, nodes // 100,
+                                  np.random.default_rng(1))
+    order = np.argsort(edges[1], kind="stable")  # CSR by destination
+    indptr = torch.from_numpy(np.concatenate([[0], np.cumsum(np.bincount(edges[1],
+                                                                         minlength=nodes))]))
+    indices = torch.from_numpy(np.ascontiguousarray(edges[0][order]))
+    features, labels = torch.from_numpy(x), torch.from_numpy(labels)
+    train = torch.from_numpy(np.asarray(train, dtype=np.int64))
+    del x, edges, order
+    torch.manual_seed(0)
+    model = build_model(model_spec(args, "synthetic"), features.size(1), int(labels.max()) + 1)
+    optimiser = torch.optim.Adam(model.parameters(), lr=0.005, weight_decay=5e-4)
+    generator = torch.Generator().manual_seed(0)
+    local = torch.full((nodes,), -1, dtype=torch.int64)
+    fanouts = [10, 10]
+    epochs, rows = [], []
+    model.train()
+    for _ in range(args.epochs):
+        parts = [0.0, 0.0, 0.0]  # sampling, gather, model
+        shuffled = train.index_select(0, torch.randperm(train.numel(), generator=generator))
+        for seeds in torch.split(shuffled, args.batch_size):
+            start = time.perf_counter()
+            batch, blocks = sample_blocks(indptr, indices, seeds, fanouts, local, generator)
+            sampled = time.perf_counter()
+            inputs, targets = features.index_select(0, batch), labels.index_select(0, seeds)
+            gathered = time.perf_counter()
+            optimiser.zero_grad()
+            F.cross_entropy(model(inputs, {"blocks": blocks}), targets).backward()
+            optimiser.step()
+            done = time.perf_counter()
+            parts = [parts[0] + sampled - start, parts[1] + gathered - sampled,
+                     parts[2] + done - gathered]
+            rows.append(batch.numel())
+        epochs.append(parts)
+    median = sorted(epochs, key=sum)[(len(epochs) - 1) // 2]  # the epoch of median length
+    seconds = sum(median)
+    return {"bench": "torch-sampled", "dataset": dataset, "attention": args.attention,
+            "nodes": nodes, "edges": int(indices.numel()), "train_nodes": int(train.numel()),
+            "batch_size": args.batch_size, "fanouts": fanouts,
+            "threads": torch.get_num_threads(), "torch": torch.__version__, **libraries(),
+            "epochs": args.epochs, "status": "ok", "seconds_per_epoch": seconds,
+            "sampling_seconds": median[0], "gather_seconds": median[1],
+            "model_seconds": median[2], "train_nodes_per_s": train.numel() / seconds,
+            "model_train_nodes_per_s": train.numel() / median[2],
+            "batch_rows": statistics.mean(rows), "peak_rss_mb": peak_rss_mb()}
+
+
 def train_one(args, dataset):
     import numpy as np
     import torch
@@ -835,10 +961,14 @@ def child(args):
     import torch
     warnings.filterwarnings("ignore", message="scatter_reduce")  # "in beta" in torch 1.13
     torch.set_num_threads(args.threads)
+    if args.batch_size is None:
+        args.batch_size = 1024 if args.datasets.startswith("sampled:") else 32
     if args.datasets.startswith("tu:"):
         line = time_graphs(args, args.datasets)
     elif args.datasets.startswith("link:"):
         line = time_links(args, args.datasets)
+    elif args.datasets.startswith("sampled:"):
+        line = time_sampled(args, args.datasets)
     else:
         line = (train_one if args.train else time_one)(args, args.datasets)
     print(json.dumps(line), flush=True)
@@ -861,8 +991,9 @@ def main():
                         help="a state dict with PyG's names for --model: time its inference alone")
     parser.add_argument("--plain", action="store_true",
                         help="the system's BLAS, glibc malloc (dropout still uses rand_like)")
-    parser.add_argument("--batch-size", type=int, default=32,
-                        help="graphs per training batch on tu: datasets")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="graphs per training batch on tu: datasets (32), training nodes per "
+                             "batch on sampled: datasets (1024)")
     parser.add_argument("--out-dim", type=int, default=16,
                         help="output columns of the encoder on link: datasets")
     parser.add_argument("--train", action="store_true", help="accuracy over seeds instead")
@@ -884,7 +1015,8 @@ def main():
         command = [sys.executable, os.path.abspath(__file__), "--child", "--datasets", dataset]
         for option in ("data_dir", "threads", "epochs", "warmup", "attention", "model",
                        "state_dict", "seeds", "max_epochs", "patience", "batch_size", "out_dim"):
-            command += ["--" + option.replace("_", "-"), str(getattr(args, option))]
+            if getattr(args, option) is not None:
+                command += ["--" + option.replace("_", "-"), str(getattr(args, option))]
         process = subprocess.Popen(command + (["--train"] if args.train else []), env=env,
                                    stdout=subprocess.PIPE, text=True)
         lines = [line for line in process.stdout if line.startswith("{")]
