@@ -818,6 +818,17 @@ def time_links(args, dataset):
             "peak_rss_mb": peak_rss_mb()}
 
 
+def csr_by_destination(edges, nodes):
+    """The in-edges of `edges` ([2, E]: sources, targets) as torch tensors `indptr` (N + 1) and
+    `indices` (the sources, grouped by target in ascending order)."""
+    import numpy as np
+    import torch
+    order = np.argsort(edges[1], kind="stable")
+    counts = np.bincount(edges[1], minlength=nodes)
+    return (torch.from_numpy(np.concatenate([[0], np.cumsum(counts)])),
+            torch.from_numpy(np.ascontiguousarray(edges[0][order])))
+
+
 def sample_blocks(indptr, indices, seeds, fanouts, local, generator):
     """The blocks of a mini-batch whose outputs are `seeds`, from the output layer down, as
     maskgat::NeighborSampler draws them: every node a layer computes keeps up to its fanout of
@@ -871,13 +882,10 @@ def time_sampled(args, dataset):
     x, labels, edges, *_ = synthetic(nodes)
     train, _, _ = per_class_split(labels, np.arange(nodes), nodes // 100, nodes // 100,
                                   np.random.default_rng(1))
-    order = np.argsort(edges[1], kind="stable")  # CSR by destination
-    indptr = torch.from_numpy(np.concatenate([[0], np.cumsum(np.bincount(edges[1],
-                                                                         minlength=nodes))]))
-    indices = torch.from_numpy(np.ascontiguousarray(edges[0][order]))
+    indptr, indices = csr_by_destination(edges, nodes)
     features, labels = torch.from_numpy(x), torch.from_numpy(labels)
     train = torch.from_numpy(np.asarray(train, dtype=np.int64))
-    del x, edges, order
+    del x, edges
     torch.manual_seed(0)
     model = build_model(model_spec(args, "synthetic"), features.size(1), int(labels.max()) + 1)
     optimiser = torch.optim.Adam(model.parameters(), lr=0.005, weight_decay=5e-4)
