@@ -223,6 +223,14 @@ void add_data_options(CLI::App& command, DataOptions& options, CLI::Option* inst
       ->capture_default_str();
   if (instead != nullptr) {
     for (CLI::Option* source : {dataset, graph, npz, store, tu}) instead->excludes(source);
+    command
+        .add_option("--mpi-timeout", options.mpi_timeout,
+                    "With " + instead->get_name() +
+                        ": seconds one rank waits for another before it ends the job with an "
+                        "error naming the rank that did not answer; 0 waits for ever")
+        ->check(number_above(0.0, true))
+        ->needs(instead)
+        ->capture_default_str();
   }
   command.callback([dataset, graph, npz, store, tu, instead] {
     if (dataset->count() == 0 && graph->count() == 0 && npz->count() == 0 && store->count() == 0 &&

@@ -33,6 +33,8 @@ struct DataOptions {
   std::vector<std::int64_t> split_per_class;  // --split-per-class: train, val per class; or empty
   std::optional<std::int64_t> split_index;    // --split-index: of data that carries fixed splits
   bool as_given = false;  // --data-as-given: a model's preparation is not applied
+  double mpi_timeout =
+      600.0;  // --mpi-timeout: seconds a rank waits for another (with --partitions)
 };
 
 // How a subcommand runs and reports; the same options on every subcommand.
@@ -73,8 +75,8 @@ void say_verbose(const RunOptions& run, const std::string& line);
 // `--verify`,
 // `--format`, `--features`, `--labels`, `--split`, `--undirected`, `--numeric-ids`,
 // `--num-nodes`, `--strict`, `--seed`, the split options and the reader limits on `command`.
-// `instead`, when given, is an option that reads the data another way (train's --partitions): it
-// excludes the four sources and satisfies the need for one.
+// `instead`, when given, is an option that reads the data another way (--partitions): it
+// excludes the four sources and satisfies the need for one, and `--mpi-timeout` needs it.
 void add_data_options(CLI::App& command, DataOptions& options, CLI::Option* instead = nullptr);
 
 // The data directory when neither `--data-dir` nor $MASKGAT_DATA_DIR gives one: the source

@@ -1,12 +1,44 @@
 #include "ranks.hpp"
 
+#include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include "maskgat/core/error.hpp"
-#include "mpi_communicator.hpp"
+
+#if MASKGAT_WITH_MPI
+#include "maskgat/mpi/communicator.hpp"
+#endif
 
 namespace maskgat::app {
+
+#if MASKGAT_WITH_MPI
+
+std::unique_ptr<Communicator> start_mpi(const DataOptions& data) {
+  static const mpi::Session session(nullptr, nullptr);  // finalised at exit
+  mpi::CommunicatorOptions options;
+  options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(1000.0 * data.mpi_timeout));
+  return std::make_unique<mpi::MpiCommunicator>(MPI_COMM_WORLD, options);
+}
+
+namespace {
+[[noreturn]] void abort_job(int code) { mpi::abort(MPI_COMM_WORLD, code); }
+}  // namespace
+
+#else
+
+std::unique_ptr<Communicator> start_mpi(const DataOptions& /*data*/) {
+  throw InvalidArgument(
+      "--partitions runs under mpirun, and this maskgat was built without MPI (install "
+      "libopenmpi-dev and openmpi-bin, then configure and build again)");
+}
+
+namespace {
+[[noreturn]] void abort_job(int code) { std::_Exit(code); }
+}  // namespace
+
+#endif
 
 GraphPart open_rank_part(const std::filesystem::path& dir, const Communicator& comm,
                          const DataOptions& data) {
@@ -35,7 +67,7 @@ void fail_rank(const Communicator& comm, const std::exception& error) {
   const std::string line = "error: rank " + std::to_string(comm.rank()) + " of " +
                            std::to_string(comm.size()) + ": " + error.what() + "\n";
   std::cerr << line << std::flush;
-  abort_mpi(dynamic_cast<const InvalidArgument*>(&error) != nullptr ? 2 : 1);
+  abort_job(dynamic_cast<const InvalidArgument*>(&error) != nullptr ? 2 : 1);
 }
 
 }  // namespace maskgat::app

@@ -1,15 +1,22 @@
 #pragma once
-// What the commands that run on the parts of a partition under mpirun share: opening rank r's
-// part, and ending the whole job when a rank fails.
+// What the commands that run on the parts of a partition under mpirun share: starting MPI,
+// opening rank r's part, and ending the whole job when a rank fails.
 
 #include <exception>
 #include <filesystem>
+#include <memory>
 
 #include "data_options.hpp"
 #include "maskgat/core/communicator.hpp"
 #include "maskgat/io/partition.hpp"
 
 namespace maskgat::app {
+
+// Initialises MPI (once per process; finalised at exit) and returns MPI_COMM_WORLD's duplicate
+// (maskgat::mpi::MpiCommunicator), whose calls wait at most `data.mpi_timeout` seconds for
+// another rank.
+// @throws InvalidArgument when the CLI was built without MPI; Error when MPI fails to start.
+std::unique_ptr<Communicator> start_mpi(const DataOptions& data);
 
 // Rank r's part of the partition `dir` wrote (`dir/part-r`), read with the store options of
 // `data` (--verify, the reader limits).

@@ -26,7 +26,6 @@
 #include "maskgat/train/checkpoint.hpp"
 #include "maskgat/train/link_trainer.hpp"
 #include "maskgat/train/trainer.hpp"
-#include "mpi_communicator.hpp"
 #include "outputs.hpp"
 #include "plot.hpp"
 #include "ranks.hpp"
@@ -322,7 +321,7 @@ int run_train_on_partitions(const TrainCommandOptions& options) {
         "--batch-size and --pe are not available with it");
   }
   if (options.resume) check_resume_options(options);
-  const std::unique_ptr<Communicator> comm = start_mpi();
+  const std::unique_ptr<Communicator> comm = start_mpi(data);
   const int rank = comm->rank();
   const RunOptions output = rank_output(options.run, *comm);
   try {

@@ -23,7 +23,6 @@
 #include "maskgat/train/metrics.hpp"
 #include "maskgat/train/predictor.hpp"
 #include "maskgat/train/trainer.hpp"
-#include "mpi_communicator.hpp"
 #include "outputs.hpp"
 #include "plot.hpp"
 #include "ranks.hpp"
@@ -296,7 +295,7 @@ int with_model_on_parts(const std::filesystem::path& partitions, const std::file
                         const DataOptions& data, const ModelLimits& limits, const RunOptions& given,
                         const char* flag, const std::optional<std::filesystem::path>& output,
                         Body&& body) {
-  const std::unique_ptr<Communicator> comm = start_mpi();
+  const std::unique_ptr<Communicator> comm = start_mpi(data);
   const RunOptions run = rank_output(given, *comm);
   try {
     OutputPlan outputs(run.force);

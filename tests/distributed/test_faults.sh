@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A distributed run whose rank fails ends as a whole, with a non-zero exit and a message, within
 # 10 seconds: a corrupt part file (the rank that reads it names itself and the file), a rank that
-# exits with status 1, and a rank killed with SIGKILL in the middle of training; and bad usage
+# exits with status 1, and a rank killed with SIGKILL in the middle of training; a rank stopped
+# with SIGSTOP ends the job within --mpi-timeout and 10 seconds, the other rank naming it; bad usage
 # (parts for another process count, options a distributed run, evaluation or prediction does not
 # take) refused by name.
 #   test_faults.sh MASKGAT WORK_DIR
@@ -22,14 +23,17 @@ fail() {
   failures=$((failures + 1))
 }
 now() { date +%s.%N; }
-# Checks how a job ended: a non-zero status, `expected` in its output, within 10 s of `since`.
+# Checks how a job ended: a non-zero status, `expected` in its output, within `limit` (10) s of
+# `since`.
 check() {
-  local what="$1" status="$2" since="$3" expected="$4"
+  local what="$1" status="$2" since="$3" expected="$4" limit="${5:-10}"
   local took
   took=$(awk -v a="$(now)" -v b="$since" 'BEGIN { printf "%.1f", a - b }')
   [ "$status" -ne 0 ] || fail "$what" "the job exited 0"
   grep -q -- "$expected" out.txt || fail "$what" "no '$expected' in: $(head -c 2000 out.txt)"
-  if awk -v t="$took" 'BEGIN { exit !(t > 10) }'; then fail "$what" "the job took $took s to end"; fi
+  if awk -v t="$took" -v l="$limit" 'BEGIN { exit !(t > l) }'; then
+    fail "$what" "the job took $took s to end"
+  fi
   echo "ok ($what): exit $status after $took s"
 }
 
@@ -63,6 +67,21 @@ kill -KILL "$(cat pid.1)"
 wait "$job" || status=$?
 check "rank killed" "$status" "$start" "signal 9"
 
+# A rank stopped (SIGSTOP) while both train: the other waits --mpi-timeout (3 s), names it and
+# ends the job.
+rm -f pid.0 pid.1
+status=0
+timeout 120 "${mpirun[@]}" sh -c 'echo $$ > pid.$OMPI_COMM_WORLD_RANK; exec "$0" "$@"' \
+  "$maskgat" "${train[@]}" --mpi-timeout 3 > out.txt 2>&1 &
+job=$!
+for _ in $(seq 100); do [ -s pid.1 ] && break; sleep 0.1; done
+sleep 3  # past loading, into the epochs
+start=$(now)
+kill -STOP "$(cat pid.1)"
+wait "$job" || status=$?
+check "rank stopped" "$status" "$start" \
+  "error: rank 0 of 2: mpi: rank 0 waited 3.[0-9] s in exchange (call [0-9]*) for rank 1, which did not answer" 13
+
 # Bad usage, refused with exit 2 and a message: parts for another process count, and options a
 # distributed run, evaluation or prediction does not take.
 # refused WHAT MESSAGE COMMAND...: COMMAND exits with 2 and prints MESSAGE.
@@ -86,7 +105,7 @@ refused "predict --nodes" \
   "$maskgat" predict --partitions cora.2 --load model.ckpt --nodes 1 --json
 
 if [ "$failures" -ne 0 ]; then
-  echo "FAIL: $failures of 3 faults"
+  echo "FAIL: $failures of 4 faults"
   exit 1
 fi
 echo "PASS: every fault ended the job"

@@ -53,6 +53,7 @@ class ThreadGroup::Member final : public Communicator {
       }
       std::copy(box.begin(), box.end(), all.begin() + static_cast<std::ptrdiff_t>(q * box.size()));
     }
+    count(static_cast<std::int64_t>(mine.size() * (ranks - 1)), 0.0);
     group_->barrier_.arrive_and_wait();
   }
 
