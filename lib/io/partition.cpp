@@ -179,19 +179,21 @@ std::int32_t GraphPart::owner_of(NodeId global) const noexcept {
                                    offsets.begin() - 1);
 }
 
-double PartitionStats::node_balance() const {
-  const std::int64_t total = std::accumulate(nodes.begin(), nodes.end(), std::int64_t{0});
+namespace {
+// The largest value over the mean (1 is perfect balance); 0 when they sum to 0.
+double balance(const std::vector<std::int64_t>& values) {
+  const std::int64_t total = std::accumulate(values.begin(), values.end(), std::int64_t{0});
   if (total == 0) return 0.0;
-  return static_cast<double>(*std::max_element(nodes.begin(), nodes.end())) *
-         static_cast<double>(nodes.size()) / static_cast<double>(total);
+  return static_cast<double>(*std::max_element(values.begin(), values.end())) *
+         static_cast<double>(values.size()) / static_cast<double>(total);
 }
+}  // namespace
 
-double PartitionStats::edge_balance() const {
-  const std::int64_t total = std::accumulate(in_edges.begin(), in_edges.end(), std::int64_t{0});
-  if (total == 0) return 0.0;
-  return static_cast<double>(*std::max_element(in_edges.begin(), in_edges.end())) *
-         static_cast<double>(in_edges.size()) / static_cast<double>(total);
-}
+double PartitionStats::node_balance() const { return balance(nodes); }
+
+double PartitionStats::edge_balance() const { return balance(in_edges); }
+
+double PartitionStats::train_balance() const { return balance(train_nodes); }
 
 PartitionStats write_partition(const Dataset& dataset, std::span<const std::int32_t> owner,
                                std::int32_t parts, const fs::path& dir, bool overwrite) {
@@ -315,11 +317,13 @@ PartitionStats write_partition(const Dataset& dataset, std::span<const std::int3
     data.labels.assign(total, -1);
     data.split.assign(total, SplitPart::kNone);
     data.node_names.resize(total);
+    std::int64_t train_nodes = 0;
     for (std::size_t k = 0; k < total; ++k) {
       const auto v = static_cast<std::size_t>(nodes[k]);
       if (owner[v] == part) {
         data.labels[k] = dataset.labels[v];
         data.split[k] = dataset.split[v];
+        train_nodes += data.split[k] == SplitPart::kTrain ? 1 : 0;
       }
       data.node_names[k] = dataset.node_names[v];
     }
@@ -352,6 +356,7 @@ PartitionStats write_partition(const Dataset& dataset, std::span<const std::int3
     write_part_record(store, record);
     stats.nodes.push_back(own);
     stats.in_edges.push_back(in_edges);
+    stats.train_nodes.push_back(train_nodes);
   }
   out.publish();
   return stats;

@@ -15,13 +15,15 @@
 
 namespace maskgat {
 
-/// What a partition costs: per part, the nodes it owns, the in-edges of those nodes and its halo
-/// (the distinct sources of those in-edges that other parts own); and the edges cut.
+/// What a partition costs: per part, the nodes it owns, the in-edges of those nodes, its training
+/// nodes and its halo (the distinct sources of those in-edges that other parts own); and the
+/// edges cut.
 struct PartitionStats {
-  std::vector<std::int64_t> nodes;     ///< per part
-  std::vector<std::int64_t> in_edges;  ///< per part
-  std::vector<std::int64_t> halo;      ///< per part
-  EdgeId cut_edges = 0;                ///< edges whose source and destination parts differ
+  std::vector<std::int64_t> nodes;        ///< per part
+  std::vector<std::int64_t> in_edges;     ///< per part
+  std::vector<std::int64_t> train_nodes;  ///< per part: its nodes in the training split
+  std::vector<std::int64_t> halo;         ///< per part
+  EdgeId cut_edges = 0;                   ///< edges whose source and destination parts differ
 
   /// The largest part's nodes over the mean (1 is perfect balance).
   /// @return max / mean, 0 for no nodes
@@ -29,6 +31,9 @@ struct PartitionStats {
   /// The largest part's in-edges over the mean.
   /// @return max / mean, 0 for no edges
   [[nodiscard]] MASKGAT_EXPORT double edge_balance() const;
+  /// The largest part's training nodes over the mean: how unevenly a step's loss work falls.
+  /// @return max / mean, 0 for no training nodes
+  [[nodiscard]] MASKGAT_EXPORT double train_balance() const;
 };
 
 /// Writes `dataset` split by `owner` into the directory `dir`, as the stores `part-0` ...

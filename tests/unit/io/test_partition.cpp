@@ -154,6 +154,12 @@ void check_partition(const Dataset& data, const std::vector<std::int32_t>& owner
     CHECK(static_cast<std::size_t>(halo_rows) == halo.size());
     CHECK(stats.halo[static_cast<std::size_t>(q)] == static_cast<std::int64_t>(halo.size()));
     CHECK(stats.in_edges[static_cast<std::size_t>(q)] == in_edges);
+    std::int64_t train_nodes = 0;
+    for (NodeId v = 0; v < data.graph.num_nodes(); ++v) {
+      const auto node = static_cast<std::size_t>(v);
+      train_nodes += owner[node] == q && data.split[node] == maskgat::SplitPart::kTrain ? 1 : 0;
+    }
+    CHECK(stats.train_nodes[static_cast<std::size_t>(q)] == train_nodes);
   }
   CHECK(owned == data.graph.num_nodes());
   CHECK(stats.cut_edges == cut);
@@ -182,9 +188,12 @@ TEST_SUITE("partition") {
     maskgat::PartitionStats stats;
     stats.nodes = {30, 10};
     stats.in_edges = {50, 50};
+    stats.train_nodes = {1, 2, 9};
     CHECK(stats.node_balance() == doctest::Approx(1.5));
     CHECK(stats.edge_balance() == doctest::Approx(1.0));
+    CHECK(stats.train_balance() == doctest::Approx(2.25));
     CHECK(maskgat::PartitionStats{}.node_balance() == 0.0);
+    CHECK(maskgat::PartitionStats{}.train_balance() == 0.0);
   }
 
   TEST_CASE("partition: owners out of range and empty parts are refused") {
