@@ -42,6 +42,7 @@ constexpr std::uint64_t kStreamRounding = 3;
 constexpr std::uint64_t kStreamEdges = 4;
 constexpr std::uint64_t kStreamNoise = 5;
 constexpr std::uint64_t kStreamMeans = 6;
+constexpr std::uint64_t kStreamCommunity = 7;
 
 // Pareto tail index of the degree weights: heavy-tailed (infinite variance of the product of two
 // weights) but with a finite mean, like citation graphs.
@@ -87,7 +88,10 @@ std::string canonical_spec(const SyntheticOptions& options) {
          ",degree=" + format_number(options.degree) +
          ",features=" + std::to_string(options.features) +
          ",classes=" + std::to_string(options.classes) + ",seed=" + std::to_string(options.seed) +
-         ",homophily=" + format_number(options.homophily);
+         ",homophily=" + format_number(options.homophily) +
+         (options.communities > 1 ? ",communities=" + std::to_string(options.communities) +
+                                        ",intra=" + format_number(options.intra)
+                                  : std::string());
 }
 
 // Checks the options and the limits; `in_memory`: the features are built as one array, which
@@ -113,6 +117,15 @@ void validate(const SyntheticOptions& options, const Limits& limits, const std::
   if (!(options.homophily >= 0.0 && options.homophily <= 1.0)) {
     throw InvalidArgument("synthetic: homophily must be in [0, 1], got " +
                           format_number(options.homophily));
+  }
+  if (options.communities < 1 || options.communities > options.nodes) {
+    throw InvalidArgument(
+        "synthetic: communities must be in [1, nodes = " + std::to_string(options.nodes) +
+        "], got " + std::to_string(options.communities));
+  }
+  if (!(options.intra >= 0.0 && options.intra <= 1.0)) {
+    throw InvalidArgument("synthetic: intra must be in [0, 1], got " +
+                          format_number(options.intra));
   }
   if (!(options.degree >= 0.0) || !std::isfinite(options.degree)) {
     throw InvalidArgument("synthetic: degree must be a non-negative number, got " +
@@ -200,20 +213,69 @@ void build_alias(const NodeId* nodes, const double* weights, std::size_t n, Alia
   for (const std::size_t k : large) slots[k].threshold = 1.0;
 }
 
+// Node i's community: uniform over [0, communities), independent of its class.
+std::int64_t community_of(const SyntheticOptions& options, std::size_t i) {
+  const double u = unit(counter_hash(options.seed, kStreamCommunity, i));
+  return std::min(static_cast<std::int64_t>(u * static_cast<double>(options.communities)),
+                  options.communities - 1);
+}
+
+// Alias tables of the nodes grouped by a key in [0, groups): group g's nodes, ascending, have
+// their table at [offsets[g], offsets[g + 1]) of `slots`.
+struct GroupedTables {
+  std::vector<EdgeId> offsets;
+  std::vector<AliasSlot> slots;
+
+  [[nodiscard]] NodeId size(std::size_t group) const noexcept {
+    return static_cast<NodeId>(offsets[group + 1] - offsets[group]);
+  }
+  [[nodiscard]] NodeId draw(std::size_t group, double u) const noexcept {
+    return draw_alias(slots.data() + offsets[group], size(group), u);
+  }
+};
+
+template <typename Key>
+GroupedTables group_tables(const std::vector<double>& weights, std::size_t groups, Key&& key) {
+  const std::size_t n = weights.size();
+  GroupedTables t;
+  t.offsets.assign(groups + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) ++t.offsets[key(i) + 1];
+  for (std::size_t g = 0; g < groups; ++g) t.offsets[g + 1] += t.offsets[g];
+  std::vector<NodeId> grouped(n);
+  std::vector<EdgeId> next(t.offsets.begin(), t.offsets.end() - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    grouped[static_cast<std::size_t>(next[key(i)]++)] = static_cast<NodeId>(i);
+  }
+  std::vector<std::size_t> small;
+  std::vector<std::size_t> large;
+  t.slots.resize(n);
+  for (std::size_t g = 0; g < groups; ++g) {
+    const auto begin = static_cast<std::size_t>(t.offsets[g]);
+    build_alias(grouped.data() + begin, weights.data(), static_cast<std::size_t>(t.size(g)),
+                t.slots.data() + begin, small, large);
+  }
+  return t;
+}
+
 struct Structure {
   std::vector<std::int32_t> labels;
+  std::vector<std::int64_t> communities;  // empty with one community
   std::vector<double> weights;
-  std::vector<EdgeId> class_offsets;    // K + 1
-  std::vector<AliasSlot> class_tables;  // one table per class, at class_offsets
-  std::vector<AliasSlot> all_table;
+  GroupedTables classes;  // by class
+  GroupedTables all;      // every node, one group
+  // With several communities: by community, and by (community, class) at community * K + class.
+  GroupedTables by_community;
+  GroupedTables by_community_class;
 };
 
 Structure make_structure(const SyntheticOptions& options) {
   const auto n = static_cast<std::size_t>(options.nodes);
   const auto k = static_cast<std::size_t>(options.classes);
+  const auto c = static_cast<std::size_t>(options.communities);
   Structure s;
   s.labels.resize(n);
   s.weights.resize(n);
+  if (c > 1) s.communities.resize(n);
   for_each_node(n, [&](std::size_t first, std::size_t last) {
     for (std::size_t i = first; i != last; ++i) {
       const double u = unit(counter_hash(options.seed, kStreamClass, i));
@@ -221,34 +283,20 @@ Structure make_structure(const SyntheticOptions& options) {
                              options.classes - 1);
       const double v = unit_open_zero(counter_hash(options.seed, kStreamWeight, i));
       s.weights[i] = std::pow(v, -1.0 / kParetoShape);
+      if (c > 1) s.communities[i] = community_of(options, i);
     }
   });
-
-  s.class_offsets.assign(k + 1, 0);
-  for (const std::int32_t label : s.labels) ++s.class_offsets[static_cast<std::size_t>(label) + 1];
-  for (std::size_t c = 0; c < k; ++c) s.class_offsets[c + 1] += s.class_offsets[c];
-  std::vector<NodeId> grouped(n);
-  {
-    std::vector<EdgeId> next(s.class_offsets.begin(), s.class_offsets.end() - 1);
-    for (std::size_t i = 0; i < n; ++i) {
-      grouped[static_cast<std::size_t>(next[static_cast<std::size_t>(s.labels[i])]++)] =
-          static_cast<NodeId>(i);
-    }
+  const auto label = [&](std::size_t i) { return static_cast<std::size_t>(s.labels[i]); };
+  s.classes = group_tables(s.weights, k, label);
+  s.all = group_tables(s.weights, 1, [](std::size_t) { return std::size_t{0}; });
+  if (c > 1) {
+    const auto community = [&](std::size_t i) {
+      return static_cast<std::size_t>(s.communities[i]);
+    };
+    s.by_community = group_tables(s.weights, c, community);
+    s.by_community_class =
+        group_tables(s.weights, c * k, [&](std::size_t i) { return community(i) * k + label(i); });
   }
-
-  std::vector<std::size_t> small;
-  std::vector<std::size_t> large;
-  s.class_tables.resize(n);
-  for (std::size_t c = 0; c < k; ++c) {
-    const auto begin = static_cast<std::size_t>(s.class_offsets[c]);
-    const auto size = static_cast<std::size_t>(s.class_offsets[c + 1]) - begin;
-    build_alias(grouped.data() + begin, s.weights.data(), size, s.class_tables.data() + begin,
-                small, large);
-  }
-  // Reuse `grouped` as the identity list of all nodes.
-  for (std::size_t i = 0; i < n; ++i) grouped[i] = static_cast<NodeId>(i);
-  s.all_table.resize(n);
-  build_alias(grouped.data(), s.weights.data(), n, s.all_table.data(), small, large);
   return s;
 }
 
@@ -302,17 +350,33 @@ void draw_rows(const SyntheticOptions& options, const Structure& s, const Degree
   sources.resize(static_cast<std::size_t>(offsets[rows]));
   counts.assign(rows, 0);
   const double homophily = options.homophily;
-  const auto all_size = static_cast<NodeId>(options.nodes);
+  const double intra = options.communities > 1 ? options.intra : 0.0;
+  const auto k = static_cast<std::size_t>(options.classes);
+  // One uniform `x` decides the coins and, rescaled, the alias draw: below `intra` the source is
+  // from the node's community (its class there with probability `homophily`), else from the
+  // whole graph (its class there with probability `homophily`).
+  const auto draw_source = [&](std::size_t i, double x) {
+    const auto label = static_cast<std::size_t>(s.labels[i]);
+    if (x < intra) {
+      const double y = x / intra;
+      const auto community = static_cast<std::size_t>(s.communities[i]);
+      const std::size_t group = community * k + label;
+      if (y < homophily && s.by_community_class.size(group) > 0) {
+        return s.by_community_class.draw(group, y / homophily);
+      }
+      return s.by_community.draw(
+          community, y < homophily ? y / homophily : (y - homophily) / (1.0 - homophily));
+    }
+    const double z = (x - intra) / (1.0 - intra);
+    return z < homophily ? s.classes.draw(label, z / homophily)
+                         : s.all.draw(0, (z - homophily) / (1.0 - homophily));
+  };
   for_each_node(rows, [&](std::size_t begin, std::size_t end) {
     for (std::size_t r = begin; r != end; ++r) {
       const std::size_t i = first + r;
       const EdgeId target = offsets[r + 1] - offsets[r];
       if (target == 0) continue;
       const auto node = static_cast<NodeId>(i);
-      const auto label = static_cast<std::size_t>(s.labels[i]);
-      const AliasSlot* own_class = s.class_tables.data() + s.class_offsets[label];
-      const auto class_size =
-          static_cast<NodeId>(s.class_offsets[label + 1] - s.class_offsets[label]);
       const std::uint64_t row_key = counter_hash(options.seed, kStreamEdges, i);
       NodeId* row = sources.data() + offsets[r];
       const std::int64_t max_draws = kDrawsPerSlot * target + kExtraDraws;
@@ -322,11 +386,8 @@ void draw_rows(const SyntheticOptions& options, const Structure& s, const Degree
       // the candidate pool is too small.
       while (filled < target && draws < max_draws) {
         while (filled < target && draws < max_draws) {
-          // One uniform decides the class coin and, rescaled, the alias draw.
-          const double x = unit(counter_hash(row_key, 0, static_cast<std::uint64_t>(draws++)));
-          const NodeId source = x < homophily ? draw_alias(own_class, class_size, x / homophily)
-                                              : draw_alias(s.all_table.data(), all_size,
-                                                           (x - homophily) / (1.0 - homophily));
+          const NodeId source =
+              draw_source(i, unit(counter_hash(row_key, 0, static_cast<std::uint64_t>(draws++))));
           if (source != node) row[filled++] = source;
         }
         std::sort(row, row + filled);
@@ -471,8 +532,8 @@ SyntheticOptions parse_synthetic_spec(std::string_view spec) {
   }
   std::string_view rest = spec.substr(std::min(spec.size(), kPrefix.size() + 1));
   SyntheticOptions options;
-  constexpr std::array<std::string_view, 6> kKeys{"nodes",   "degree", "features",
-                                                  "classes", "seed",   "homophily"};
+  constexpr std::array<std::string_view, 8> kKeys{"nodes", "degree",    "features",    "classes",
+                                                  "seed",  "homophily", "communities", "intra"};
   std::array<bool, kKeys.size()> seen{};
   bool more = !rest.empty();
   while (more) {
@@ -491,7 +552,8 @@ SyntheticOptions parse_synthetic_spec(std::string_view spec) {
     if (found == kKeys.end()) {
       throw InvalidArgument("synthetic: unknown key " + detail::quoted(key) + " in " +
                             detail::quoted(spec) +
-                            ": expected nodes, degree, features, classes, seed or homophily");
+                            ": expected nodes, degree, features, classes, seed, homophily, "
+                            "communities or intra");
     }
     auto& was_seen = seen[static_cast<std::size_t>(found - kKeys.begin())];
     if (was_seen) {
@@ -512,12 +574,14 @@ SyntheticOptions parse_synthetic_spec(std::string_view spec) {
         bad_value(key, "a non-negative number", value);
       }
       options.degree = *parsed;
-    } else if (key == "homophily") {
+    } else if (key == "communities") {
+      options.communities = parse_count(key, value, kMaxNodeCount);
+    } else if (key == "homophily" || key == "intra") {
       const auto parsed = detail::parse_number(value);
       if (!parsed || !(*parsed >= 0.0 && *parsed <= 1.0)) {
         bad_value(key, "a number in [0, 1]", value);
       }
-      options.homophily = *parsed;
+      (key == "intra" ? options.intra : options.homophily) = *parsed;
     } else {
       std::uint64_t seed = 0;
       const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seed);
@@ -528,6 +592,20 @@ SyntheticOptions parse_synthetic_spec(std::string_view spec) {
     }
   }
   return options;
+}
+
+std::vector<std::int64_t> synthetic_communities(const SyntheticOptions& options) {
+  if (options.nodes < 1 || options.communities < 1 || options.communities > options.nodes) {
+    throw InvalidArgument(
+        "synthetic: communities must be in [1, nodes = " + std::to_string(options.nodes) +
+        "], got " + std::to_string(options.communities));
+  }
+  std::vector<std::int64_t> communities(static_cast<std::size_t>(options.nodes), 0);
+  if (options.communities == 1) return communities;
+  for_each_node(communities.size(), [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i != last; ++i) communities[i] = community_of(options, i);
+  });
+  return communities;
 }
 
 Dataset make_synthetic(const SyntheticOptions& options, const DatasetOptions& load) {

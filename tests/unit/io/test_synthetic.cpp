@@ -13,6 +13,7 @@ namespace {
 using maskgat::Dataset;
 using maskgat::DatasetOptions;
 using maskgat::make_synthetic;
+using maskgat::NodeId;
 using maskgat::parse_synthetic_spec;
 using maskgat::SyntheticOptions;
 
@@ -66,9 +67,9 @@ std::string spec_error(const std::string& spec) {
 
 TEST_SUITE("unit") {
   TEST_CASE("Synthetic spec: keys in any order - defaults for the rest") {
-    const auto options =
-        parse_synthetic_spec("synthetic:homophily=0.5,seed=18446744073709551615,nodes=500,"
-                             "classes=4,features=16,degree=5.5");
+    const auto options = parse_synthetic_spec(
+        "synthetic:homophily=0.5,seed=18446744073709551615,nodes=500,"
+        "classes=4,features=16,degree=5.5");
     CHECK(options.nodes == 500);
     CHECK(options.degree == 5.5);
     CHECK(options.features == 16);
@@ -88,10 +89,15 @@ TEST_SUITE("unit") {
   TEST_CASE("Synthetic spec: bad keys and values are rejected with pinned messages") {
     CHECK(spec_error("synthetic:foo=1") ==
           "synthetic: unknown key 'foo' in 'synthetic:foo=1': expected nodes, degree, features, "
-          "classes, seed or homophily");
+          "classes, seed, homophily, communities or intra");
+    CHECK(spec_error("synthetic:communities=0") ==
+          "synthetic: communities must be a positive integer, got '0'");
+    CHECK(spec_error("synthetic:intra=1.5") ==
+          "synthetic: intra must be a number in [0, 1], got '1.5'");
     CHECK(spec_error("synthetic:nodes=abc") ==
           "synthetic: nodes must be a positive integer, got 'abc'");
-    CHECK(spec_error("synthetic:nodes=0") == "synthetic: nodes must be a positive integer, got '0'");
+    CHECK(spec_error("synthetic:nodes=0") ==
+          "synthetic: nodes must be a positive integer, got '0'");
     CHECK(spec_error("synthetic:nodes=-5") ==
           "synthetic: nodes must be a positive integer, got '-5'");
     CHECK(spec_error("synthetic:nodes=3000000000") ==
@@ -121,8 +127,7 @@ TEST_SUITE("unit") {
   TEST_CASE("Synthetic graph: sizes - names and a simple graph without self-loops") {
     const auto options = small();
     const auto data = make_synthetic(options, DatasetOptions{});
-    CHECK(data.name ==
-          "synthetic:nodes=2000,degree=8,features=16,classes=4,seed=3,homophily=0.8");
+    CHECK(data.name == "synthetic:nodes=2000,degree=8,features=16,classes=4,seed=3,homophily=0.8");
     CHECK(data.graph.num_nodes() == 2000);
     CHECK(data.graph.num_self_loops() == 0);
     CHECK(data.class_names == std::vector<std::string>{"0", "1", "2", "3"});
@@ -191,6 +196,48 @@ TEST_SUITE("unit") {
     CHECK((sums.row(0) - sums.row(1)).norm() > 1.0);
   }
 
+  TEST_CASE("Synthetic graph: communities hold the stated share of the edges") {
+    auto options = small();
+    options.communities = 10;
+    options.intra = 0.9;
+    CHECK(parse_synthetic_spec("synthetic:communities=10,intra=0.9").communities == 10);
+    CHECK(parse_synthetic_spec("synthetic:communities=10,intra=0.9").intra == 0.9);
+    const auto data = make_synthetic(options, DatasetOptions{});
+    CHECK(data.name ==
+          "synthetic:nodes=2000,degree=8,features=16,classes=4,seed=3,homophily=0.8,"
+          "communities=10,intra=0.9");
+    const std::vector<std::int64_t> community = maskgat::synthetic_communities(options);
+    REQUIRE(community.size() == 2000);
+    std::vector<std::int64_t> sizes(10, 0);
+    for (const std::int64_t c : community) ++sizes[static_cast<std::size_t>(c)];
+    for (const std::int64_t size : sizes) CHECK(size > 120);
+    // intra + (1 - intra) / C = 0.91 of the edges inside a community; homophily as before.
+    const auto inside = [&](const Dataset& graph) {
+      std::int64_t same = 0;
+      for (NodeId v = 0; v < graph.graph.num_nodes(); ++v) {
+        for (const NodeId u : graph.graph.in_neighbors(v)) {
+          same += community[static_cast<std::size_t>(u)] == community[static_cast<std::size_t>(v)];
+        }
+      }
+      return static_cast<double>(same) / static_cast<double>(graph.graph.num_edges());
+    };
+    CHECK(inside(data) == doctest::Approx(0.91).epsilon(0.02));
+    CHECK(same_class_fraction(data) > 0.75);
+    const double expected = 2000.0 * 8.0;
+    CHECK(std::abs(static_cast<double>(data.graph.num_edges()) - expected) < 0.03 * expected);
+    // One community is the graph without them, bitwise; without the locality about 1/C stay.
+    options.communities = 1;
+    check_identical(make_synthetic(options, DatasetOptions{}),
+                    make_synthetic(small(), DatasetOptions{}));
+    options.communities = 10;
+    options.intra = 0.0;
+    CHECK(inside(make_synthetic(options, DatasetOptions{})) < 0.15);
+    options.communities = 2001;
+    CHECK_THROWS_WITH_AS(make_synthetic(options, DatasetOptions{}),
+                         "synthetic: communities must be in [1, nodes = 2000], got 2001",
+                         maskgat::InvalidArgument);
+  }
+
   TEST_CASE("Synthetic graph: a seed determines everything") {
     const auto a = make_synthetic(small(11), DatasetOptions{});
     const auto b = make_synthetic(small(11), DatasetOptions{});
@@ -206,13 +253,16 @@ TEST_SUITE("unit") {
     auto options = small(5);
     options.nodes = 20000;
     options.features = 33;  // odd: the last Box-Muller pair is cut in half
-    const auto parallel = make_synthetic(options, DatasetOptions{});
-    Dataset serial;
-    {
-      const tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
-      serial = make_synthetic(options, DatasetOptions{});
+    for (const std::int64_t communities : {1, 7}) {
+      options.communities = communities;
+      const auto parallel = make_synthetic(options, DatasetOptions{});
+      Dataset serial;
+      {
+        const tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+        serial = make_synthetic(options, DatasetOptions{});
+      }
+      check_identical(parallel, serial);
     }
-    check_identical(parallel, serial);
   }
 
   TEST_CASE("Synthetic graph: sizes are checked against the limits and each other") {
