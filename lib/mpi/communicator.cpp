@@ -20,14 +20,14 @@ constexpr std::size_t kMessageBytes = std::size_t{1} << 30;
 constexpr int kBusyPolls = 2000;
 constexpr auto kPollSleep = std::chrono::microseconds(50);
 
-// Throws `Error` naming `call` and `rank` when an MPI call did not succeed.
+// Throws `Error` naming `call` and `rank` (when known, >= 0) when an MPI call did not succeed.
 void check(int status, const char* call, int rank) {
   if (status == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(status, text, &length);
-  throw Error(std::string("mpi: rank ") + std::to_string(rank) + ": " + call +
-              " failed: " + std::string(text, static_cast<std::size_t>(length)));
+  throw Error(std::string("mpi: ") + (rank >= 0 ? "rank " + std::to_string(rank) + ": " : "") +
+              call + " failed: " + std::string(text, static_cast<std::size_t>(length)));
 }
 
 std::string thread_level_name(int level) {
@@ -117,7 +117,7 @@ void MpiCommunicator::wait(std::span<MPI_Request> requests, std::span<const int>
                            const char* call) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<int> done(requests.size());
-  for (int polls = 0;; ++polls) {
+  for (int polls = 0;;) {
     int completed = 0;
     check(MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &completed, done.data(),
                        MPI_STATUSES_IGNORE),
@@ -140,7 +140,11 @@ void MpiCommunicator::wait(std::span<MPI_Request> requests, std::span<const int>
                   ", which did not answer: stopped, hung or dead (the timeout is " +
                   std::to_string(options_.timeout.count()) + " ms)");
     }
-    if (polls >= kBusyPolls) std::this_thread::sleep_for(kPollSleep);
+    if (polls < kBusyPolls) {
+      ++polls;
+    } else {
+      std::this_thread::sleep_for(kPollSleep);
+    }
   }
 }
 
