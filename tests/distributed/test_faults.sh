@@ -54,33 +54,29 @@ timeout 60 "${mpirun[@]}" sh -c \
   > out.txt 2>&1 || status=$?
 check "rank exits 1" "$status" "$start" "exit code"
 
+# signal_rank WHAT SIGNAL EXPECTED LIMIT [OPTION...]: trains on both ranks with OPTIONs, sends
+# SIGNAL to rank 1 once it is past loading, and checks how the job ended (`check`).
+signal_rank() {
+  local what="$1" signal="$2" expected="$3" limit="$4" status=0 job start
+  shift 4
+  rm -f pid.0 pid.1
+  timeout 120 "${mpirun[@]}" sh -c 'echo $$ > pid.$OMPI_COMM_WORLD_RANK; exec "$0" "$@"' \
+    "$maskgat" "${train[@]}" "$@" > out.txt 2>&1 &
+  job=$!
+  for _ in $(seq 100); do [ -s pid.1 ] && break; sleep 0.1; done
+  sleep 3  # past loading, into the epochs
+  start=$(now)
+  kill "-$signal" "$(cat pid.1)"
+  wait "$job" || status=$?
+  check "$what" "$status" "$start" "$expected" "$limit"
+}
 # A rank killed with SIGKILL while both train.
-rm -f pid.0 pid.1
-status=0
-timeout 120 "${mpirun[@]}" sh -c 'echo $$ > pid.$OMPI_COMM_WORLD_RANK; exec "$0" "$@"' \
-  "$maskgat" "${train[@]}" > out.txt 2>&1 &
-job=$!
-for _ in $(seq 100); do [ -s pid.1 ] && break; sleep 0.1; done
-sleep 3  # past loading, into the epochs
-start=$(now)
-kill -KILL "$(cat pid.1)"
-wait "$job" || status=$?
-check "rank killed" "$status" "$start" "signal 9"
-
+signal_rank "rank killed" KILL "signal 9" 10
 # A rank stopped (SIGSTOP) while both train: the other waits --mpi-timeout (3 s), names it and
 # ends the job.
-rm -f pid.0 pid.1
-status=0
-timeout 120 "${mpirun[@]}" sh -c 'echo $$ > pid.$OMPI_COMM_WORLD_RANK; exec "$0" "$@"' \
-  "$maskgat" "${train[@]}" --mpi-timeout 3 > out.txt 2>&1 &
-job=$!
-for _ in $(seq 100); do [ -s pid.1 ] && break; sleep 0.1; done
-sleep 3  # past loading, into the epochs
-start=$(now)
-kill -STOP "$(cat pid.1)"
-wait "$job" || status=$?
-check "rank stopped" "$status" "$start" \
-  "error: rank 0 of 2: mpi: rank 0 waited 3.[0-9] s in exchange (call [0-9]*) for rank 1, which did not answer" 13
+signal_rank "rank stopped" STOP \
+  "error: rank 0 of 2: mpi: rank 0 waited 3.[0-9] s in exchange (call [0-9]*) for rank 1, which did not answer" \
+  13 --mpi-timeout 3
 
 # Bad usage, refused with exit 2 and a message: parts for another process count, and options a
 # distributed run, evaluation or prediction does not take.
