@@ -94,6 +94,15 @@ std::string canonical_spec(const SyntheticOptions& options) {
                                   : std::string());
 }
 
+// Throws unless the community count is in [1, nodes].
+void check_communities(const SyntheticOptions& options) {
+  if (options.communities < 1 || options.communities > options.nodes) {
+    throw InvalidArgument(
+        "synthetic: communities must be in [1, nodes = " + std::to_string(options.nodes) +
+        "], got " + std::to_string(options.communities));
+  }
+}
+
 // Checks the options and the limits; `in_memory`: the features are built as one array, which
 // the array limit bounds (a store is written a block at a time).
 void validate(const SyntheticOptions& options, const Limits& limits, const std::string& name,
@@ -118,11 +127,7 @@ void validate(const SyntheticOptions& options, const Limits& limits, const std::
     throw InvalidArgument("synthetic: homophily must be in [0, 1], got " +
                           format_number(options.homophily));
   }
-  if (options.communities < 1 || options.communities > options.nodes) {
-    throw InvalidArgument(
-        "synthetic: communities must be in [1, nodes = " + std::to_string(options.nodes) +
-        "], got " + std::to_string(options.communities));
-  }
+  check_communities(options);
   if (!(options.intra >= 0.0 && options.intra <= 1.0)) {
     throw InvalidArgument("synthetic: intra must be in [0, 1], got " +
                           format_number(options.intra));
@@ -595,11 +600,7 @@ SyntheticOptions parse_synthetic_spec(std::string_view spec) {
 }
 
 std::vector<std::int64_t> synthetic_communities(const SyntheticOptions& options) {
-  if (options.nodes < 1 || options.communities < 1 || options.communities > options.nodes) {
-    throw InvalidArgument(
-        "synthetic: communities must be in [1, nodes = " + std::to_string(options.nodes) +
-        "], got " + std::to_string(options.communities));
-  }
+  check_communities(options);
   std::vector<std::int64_t> communities(static_cast<std::size_t>(options.nodes), 0);
   if (options.communities == 1) return communities;
   for_each_node(communities.size(), [&](std::size_t first, std::size_t last) {

@@ -63,15 +63,18 @@ train=(train --partitions cora.2 --epochs 30 --patience 0 --whole-graph --thread
 # across the two namespaces over TCP.
 "${mpirun[@]}" -np 2 "$maskgat" "${train[@]}" --save shared.ckpt > shared.json
 "${mpirun[@]}" -np 2 "$maskgat" "${train[@]}" --save again.ckpt > /dev/null
-tx_before=$(ip -n "${hosts[0]}" -s -j link show "${tag}0" |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["tx"]["bytes"])')
+# Bytes the first host has sent through its end of the veth pair.
+host_sent() {
+  ip -n "${hosts[0]}" -s -j link show "${tag}0" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["tx"]["bytes"])'
+}
+tx_before=$(host_sent)
 ip netns exec "${hosts[0]}" unshare --uts sh -c "hostname ${hosts[0]} && exec \"\$0\" \"\$@\"" \
   "${mpirun[@]}" -np 2 --hostfile hostfile --mca plm_rsh_agent "$PWD/launch.sh" \
   --mca btl tcp,self --mca btl_tcp_if_include "${addresses[0]%.*}.0/24" \
   --mca oob_tcp_if_include "${addresses[0]%.*}.0/24" \
   "$maskgat" "${train[@]}" --save tcp.ckpt > tcp.json
-tx_after=$(ip -n "${hosts[0]}" -s -j link show "${tag}0" |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["tx"]["bytes"])')
+tx_after=$(host_sent)
 
 failures=0
 if ! cmp -s shared.ckpt again.ckpt; then
