@@ -18,7 +18,7 @@
 #include "maskgat/mpi/communicator.hpp"
 
 int main(int argc, char** argv) {
-  const maskgat::mpi::Session session(&argc, &argv);  // MPI_Init_thread and MPI_Finalize
+  const maskgat::mpi::Environment environment(&argc, &argv);  // MPI_Init_thread and MPI_Finalize
   try {
     if (argc < 2) throw maskgat::InvalidArgument("usage: distributed_training DIR [NODES]");
     const std::filesystem::path dir = argv[1];

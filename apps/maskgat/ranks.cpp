@@ -16,7 +16,7 @@ namespace maskgat::app {
 #if MASKGAT_WITH_MPI
 
 std::unique_ptr<Communicator> start_mpi(const DataOptions& data) {
-  static const mpi::Session session(nullptr, nullptr);  // finalised at exit
+  static const mpi::Environment environment(nullptr, nullptr);  // finalised at exit
   mpi::CommunicatorOptions options;
   options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(1000.0 * data.mpi_timeout));
   return std::make_unique<mpi::MpiCommunicator>(MPI_COMM_WORLD, options);

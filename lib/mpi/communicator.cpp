@@ -53,7 +53,7 @@ void check_thread_level() {
   if (provided < MPI_THREAD_FUNNELED) {
     throw InvalidArgument("mpi: MPI provides " + thread_level_name(provided) +
                           ", MaskGAT needs at least MPI_THREAD_FUNNELED (initialise MPI with "
-                          "MPI_Init_thread, or with maskgat::mpi::Session)");
+                          "MPI_Init_thread, or with maskgat::mpi::Environment)");
   }
   if (provided == MPI_THREAD_FUNNELED) {
     int main = 0;
@@ -79,7 +79,7 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, CommunicatorOptions options) : o
   MPI_Finalized(&finalised);
   if (initialised == 0 || finalised != 0) {
     throw InvalidArgument(
-        "mpi: MPI is not initialised (call MPI_Init_thread, or create a maskgat::mpi::Session, "
+        "mpi: MPI is not initialised (call MPI_Init_thread, or create a maskgat::mpi::Environment, "
         "before the communicator)");
   }
   if (options.timeout.count() < 0) {
@@ -207,12 +207,12 @@ void MpiCommunicator::all_gather(std::span<const std::byte> mine, std::span<std:
   std::copy(mine.begin(), mine.end(), receive[static_cast<std::size_t>(rank_)].begin());
 }
 
-Session::Session(int* argc, char*** argv) {
+Environment::Environment(int* argc, char*** argv) {
   int initialised = 0;
   MPI_Initialized(&initialised);
   if (initialised != 0) {
     throw InvalidArgument(
-        "mpi: MPI is already initialised; a maskgat::mpi::Session initialises it "
+        "mpi: MPI is already initialised; a maskgat::mpi::Environment initialises it "
         "once per process");
   }
   int provided = MPI_THREAD_SINGLE;
@@ -226,7 +226,7 @@ Session::Session(int* argc, char*** argv) {
   }
 }
 
-Session::~Session() { MPI_Finalize(); }
+Environment::~Environment() { MPI_Finalize(); }
 
 void abort(MPI_Comm comm, int code) {
   std::cout.flush();

@@ -24,8 +24,8 @@ struct CommunicatorOptions {
 
 /// A `Communicator` over a duplicate of an MPI communicator: its messages never match the
 /// program's own, and every call uses a tag of its own. Only the thread that created it may call
-/// it (MPI must provide at least `MPI_THREAD_FUNNELED`, which `Session` asks for); the library's
-/// TBB workers never call MPI. After an `Error` (a failed MPI call, or a timeout) the
+/// it (MPI must provide at least `MPI_THREAD_FUNNELED`, which `Environment` asks for); the
+/// library's TBB workers never call MPI. After an `Error` (a failed MPI call, or a timeout) the
 /// communicator refuses further calls: end the job with `abort`.
 class MASKGAT_MPI_EXPORT MpiCommunicator final : public Communicator {
  public:
@@ -81,17 +81,17 @@ class MASKGAT_MPI_EXPORT MpiCommunicator final : public Communicator {
 /// MPI for a program that does not initialise it itself: `MPI_Init_thread` asking for
 /// `MPI_THREAD_FUNNELED` on construction (and checking that MPI provides it), `MPI_Finalize` on
 /// destruction. At most one per process.
-class MASKGAT_MPI_EXPORT Session {
+class MASKGAT_MPI_EXPORT Environment {
  public:
   /// Initialises MPI.
   /// @param argc, argv the program's arguments, or null
   /// @throws InvalidArgument when MPI is already initialised or provides less than
   ///         `MPI_THREAD_FUNNELED`; Error when `MPI_Init_thread` fails
-  Session(int* argc, char*** argv);
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
+  Environment(int* argc, char*** argv);
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
   /// Finalises MPI.
-  ~Session();
+  ~Environment();
 };
 
 /// Ends every process of `comm`'s job with `code` (`MPI_Abort`), after flushing the standard
